@@ -1,0 +1,27 @@
+"""The operator panel: the button and what the lamp and LEDs show."""
+
+from __future__ import annotations
+
+from .base import Message
+
+
+class ButtonPress(Message, frozen=True):
+    """The person pressed the button (debounced, one message per press)."""
+
+    press_id: int
+    #: which driver saw it: "gpio", "serial", "console", "sim".
+    source: str = ""
+    press_ns: int = 0
+
+
+class PanelState(Message, frozen=True):
+    """What the panel shows now, derived by the led service from the referee's game state."""
+
+    lamp: bool
+    #: a named pattern, e.g. "idle", "thinking", "moving", "your-turn", "illegal-two-pieces",
+    #: "restoring", "device-won", "person-won", "draw", "process-down", "fault".
+    pattern: str
+    #: each LED's mode by name, e.g. {"status": "green-blink-fast", "error": "off"}.
+    leds: dict[str, str] = {}
+    #: a short human-readable line for the console panel.
+    text: str = ""

@@ -1,0 +1,56 @@
+"""The game as the referee holds it: published on change and at 1 Hz, and served as a snapshot."""
+
+from __future__ import annotations
+
+import msgspec
+
+from .base import Message
+
+
+class PlacementRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """One placement by the device, timed from the command to vision's confirmation."""
+
+    command_id: str
+    square: int
+    colour: str
+    duration_s: float
+    within_budget: bool
+    kind: str = "place"
+
+
+class GameState(Message, frozen=True):
+    """The referee's whole game state. ``revision`` grows by one on every change: a follower drops any
+    update whose revision is not newer than what it holds (the snapshot pattern).
+
+    ``board`` is 9 characters ("X" black, "O" white, "."); ``phase`` is one of the referee's phases
+    (idle, task-chosen, device-to-move, move-requested, command-sent, placement-confirmed,
+    waiting-for-person, button-pressed, waiting-for-stable, judged, game-over, paused).
+    """
+
+    revision: int
+    game_id: str = ""
+    phase: str = "idle"
+    task: int | None = None
+    board: str = "........."
+    device_colour: str = ""
+    to_move: str = ""
+    move_number: int = 0
+    level: str = "perfect"
+    lamp: bool = False
+    #: "device-won", "person-won", "draw", "done" (placement tasks), "stopped", or "" while running.
+    result: str = ""
+    #: the kind of the last illegal move, or "": "two-pieces", "wrong-colour", "person-piece-moved",
+    #: "person-piece-removed", "no-change", "stable-timeout", ...
+    illegal: str = ""
+    #: a short human-readable line about what the referee is doing and why.
+    message: str = ""
+    pending_command: str = ""
+    placements: list[PlacementRecord] = []
+    #: seconds since the current placement was commanded (0 when none is running).
+    placement_elapsed_s: float = 0.0
+    peers_down: list[str] = []
+    #: moves so far as squares 1..9, in order.
+    moves: list[int] = []
+    cheats_restored: int = 0
+    illegal_moves: int = 0
+    fault: str = ""

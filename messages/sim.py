@@ -1,0 +1,87 @@
+"""The simulator's topics: the world's truth, the simulated person's actions, faults, the raw button."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from .base import Colour, Message
+
+
+class PieceState(msgspec.Struct, frozen=True, kw_only=True):
+    """One of the ten pieces, in table millimetres."""
+
+    piece_id: int
+    colour: Colour
+    x_mm: float
+    y_mm: float
+    #: "supply", "board" (on the board's plate, maybe on a line), "gripper" or "table" (off the board).
+    where: str
+    #: the square (1..9) whose area holds the piece's centre, if any.
+    square: int | None = None
+    #: the supply slot index when ``where == "supply"``.
+    slot: int | None = None
+
+
+class GripperState(msgspec.Struct, frozen=True, kw_only=True):
+    x_mm: float
+    y_mm: float
+    z_mm: float
+    magnet: bool = False
+    holding: int | None = None
+
+
+class HandState(msgspec.Struct, frozen=True, kw_only=True):
+    """The person's hand and forearm over the table (absent when ``present`` is false)."""
+
+    present: bool = False
+    x_mm: float = 0.0
+    y_mm: float = 0.0
+    #: the direction the forearm comes from, degrees, 0 = from the bottom edge of the image.
+    angle_deg: float = 0.0
+
+
+class WorldState(Message, frozen=True):
+    """The physical truth of the simulated table."""
+
+    board_center_mm: tuple[float, float]
+    board_angle_deg: float
+    pitch_mm: float
+    pieces: list[PieceState]
+    gripper: GripperState
+    hand: HandState = HandState()
+    #: board as the world has it, 9 characters, from the pieces lying squarely on squares.
+    board: str = "........."
+    sim_time_s: float = 0.0
+
+
+class WorldAction(Message, frozen=True):
+    """The simulated person acts on the world.
+
+    - ``place``: put a ``colour`` piece from the person's supply on ``to_square``.
+    - ``move``: move the piece on ``from_square`` to ``to_square``.
+    - ``remove``: take the piece on ``from_square`` off the board (onto the table).
+    - ``hand``: show (``present``) or withdraw the hand over ``to_square`` (or the board's centre).
+    """
+
+    action_id: str
+    kind: Literal["place", "move", "remove", "hand"]
+    colour: Colour | None = None
+    from_square: int | None = None
+    to_square: int | None = None
+    present: bool = True
+
+
+class FaultInjection(Message, frozen=True):
+    """Ask the emulated controller to misbehave ``count`` times: "drop" (drop the held piece mid-move),
+    "lose-reply", "garbage", "stall", "alarm"."""
+
+    kind: Literal["drop", "lose-reply", "garbage", "stall", "alarm"]
+    count: int = 1
+
+
+class ButtonLevel(Message, frozen=True):
+    """The simulated button's electrical level, edges only (bounces included when asked for)."""
+
+    pressed: bool

@@ -1,0 +1,27 @@
+"""Configuration of the camera source and of vision (sections [camera] and [vision])."""
+
+from __future__ import annotations
+
+from services.common.config import Section
+
+
+class CameraConfig(Section):
+    #: "sim" (frames from the simulated camera on the bus), a device index ("0"), a video file or a URL.
+    source: str = "sim"
+    width: int = 640
+    height: int = 480
+    fps: float = 30.0
+    #: manual exposure in the driver's units; a negative value keeps the camera's automatic exposure.
+    exposure: float = -1.0
+
+
+class VisionConfig(Section):
+    #: consecutive agreeing, unoccluded frames before an observation is stable.
+    stable_frames: int = 6
+    #: a pose jump larger than this (pixels at the centre) is rejected unless it persists.
+    jump_px: float = 25.0
+    #: frames a jumped pose must persist to be accepted.
+    jump_frames: int = 5
+    #: annotated frames saved on anomalies, at most this many files are kept.
+    anomaly_dir: str = "{state}/anomalies"
+    anomaly_max_files: int = 50
