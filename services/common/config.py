@@ -87,7 +87,7 @@ class SupplyColumn(Section):
 
 class TableConfig(Section):
     """The fixed layout of the table, shared by the actuator and the simulated world. The table frame
-    is the machine frame: x to the right, y away from the camera's bottom edge... (see docs/geometry.md).
+    is the machine frame (see docs/geometry.md): x to the right and y down as the camera sees the table.
     """
 
     black_supply: SupplyColumn = msgspec.field(
@@ -99,6 +99,12 @@ class TableConfig(Section):
     #: the table's working area, millimetres (the gantry's travel).
     width_mm: float = 400.0
     height_mm: float = 300.0
+    #: ArUco markers for automatic calibration: [id, x_mm, y_mm] of each marker's centre.
+    markers: list[list[float]] = msgspec.field(
+        default_factory=lambda: [[0, 20.0, 20.0], [1, 380.0, 20.0], [2, 380.0, 280.0], [3, 20.0, 280.0]]
+    )
+    marker_size_mm: float = 24.0
+    marker_dictionary: str = "DICT_4X4_50"
 
 
 def _sections() -> dict[str, type[Section]]:
