@@ -54,6 +54,13 @@ class WorldState(Message, frozen=True):
     #: board as the world has it, 9 characters, from the pieces lying squarely on squares.
     board: str = "........."
     sim_time_s: float = 0.0
+    #: how the board looks (for the simulated camera): line width, margin of the plate beyond the outer
+    #: border, colours as BGR.
+    line_width_mm: float = 2.5
+    plate_margin_mm: float = 12.0
+    board_colour: tuple[int, int, int] = (205, 210, 200)
+    line_colour: tuple[int, int, int] = (35, 35, 35)
+    piece_diameter_mm: float = 22.0
 
 
 class WorldAction(Message, frozen=True):
@@ -63,14 +70,19 @@ class WorldAction(Message, frozen=True):
     - ``move``: move the piece on ``from_square`` to ``to_square``.
     - ``remove``: take the piece on ``from_square`` off the board (onto the table).
     - ``hand``: show (``present``) or withdraw the hand over ``to_square`` (or the board's centre).
+    - ``board``: set the board's pose (``x_mm``, ``y_mm``, ``angle_deg``): the operator turned it (task 3).
+    - ``reset``: put every piece back in its supply column (between tasks).
     """
 
     action_id: str
-    kind: Literal["place", "move", "remove", "hand"]
+    kind: Literal["place", "move", "remove", "hand", "board", "reset"]
     colour: Colour | None = None
     from_square: int | None = None
     to_square: int | None = None
     present: bool = True
+    x_mm: float | None = None
+    y_mm: float | None = None
+    angle_deg: float | None = None
 
 
 class FaultInjection(Message, frozen=True):
