@@ -24,7 +24,16 @@ from .envelope import (
 from .operator import OperatorCommand, OperatorReply
 from .panel import ButtonPress, PanelState
 from .referee import GameState, PlacementRecord
-from .sim import ButtonLevel, FaultInjection, GripperState, HandState, PieceState, WorldAction, WorldState
+from .sim import (
+    ButtonLevel,
+    FaultInjection,
+    GripperState,
+    HandState,
+    HumanSetup,
+    PieceState,
+    WorldAction,
+    WorldState,
+)
 from .system import Heartbeat
 from .topics import MESSAGE_TYPES, TOPICS, Channel, Topic, topic_info, topics_matching
 from .vision import BoardObservation, BoardPose, SquareObservation, SupplyPiece
@@ -50,6 +59,7 @@ __all__ = [
     "HandState",
     "Header",
     "Heartbeat",
+    "HumanSetup",
     "Message",
     "MoveReply",
     "MoveRequest",

@@ -97,3 +97,12 @@ class ButtonLevel(Message, frozen=True):
     """The simulated button's electrical level, edges only (bounces included when asked for)."""
 
     pressed: bool
+
+
+class HumanSetup(Message, frozen=True):
+    """Change the simulated person's behaviour at run time (``sanzi sim`` does this between tasks):
+    the policy ("perfect", "random", "greedy", "mistake:N") and the misbehaviours to commit."""
+
+    policy: str = "perfect"
+    misbehave: list[str] = []
+    seed: int | None = None

@@ -17,7 +17,7 @@ from .camera import CameraFrame
 from .operator import OperatorCommand, OperatorReply
 from .panel import ButtonPress, PanelState
 from .referee import GameState
-from .sim import ButtonLevel, FaultInjection, WorldAction, WorldState
+from .sim import ButtonLevel, FaultInjection, HumanSetup, WorldAction, WorldState
 from .system import Heartbeat
 from .vision import BoardObservation
 
@@ -58,6 +58,7 @@ TOPICS: dict[str, Topic] = {
     "sim.action": Topic(WorldAction),
     "sim.fault": Topic(FaultInjection),
     "sim.button": Topic(ButtonLevel),
+    "sim.human": Topic(HumanSetup),
 }
 
 #: every message type, by its tag (the lower-cased class name carried in each envelope).
