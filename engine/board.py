@@ -474,7 +474,7 @@ class Board:
         text = str(self)
         cells = [(str(sq + 1) if numbers else " ") if ch == EMPTY_CHAR else ch for sq, ch in enumerate(text)]
         rows = [
-            "|".join(f" {cell:^{width}} " for cell in cells[r * geo.cols : (r + 1) * geo.cols]).rstrip()
+            "|".join(f" {cell:>{width}} " for cell in cells[r * geo.cols : (r + 1) * geo.cols]).rstrip()
             for r in range(geo.rows)
         ]
         rule = "+".join("-" * (width + 2) for _ in range(geo.cols))
