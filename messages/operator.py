@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from .base import Message
 
@@ -11,6 +11,8 @@ class OperatorCommand(Message, frozen=True):
     """Choose a task, stop, or set the level. The referee answers with an :class:`OperatorReply`
     carrying the same ``command_id``; a command id seen before is answered again, not carried out twice.
     """
+
+    VERSION: ClassVar[int] = 2
 
     command_id: str
     action: Literal["task", "stop", "level"]
@@ -21,6 +23,10 @@ class OperatorCommand(Message, frozen=True):
     first: int | None = None
     level: str | None = None
     games: int = 1
+    #: colour order of the placements of tasks 2 and 3, one letter per square ("b" black, "w" white),
+    #: e.g. "bbww" or "bwbw"; "" = the referee's default (``referee.colours``, "bbww": the contest's
+    #: "2 black and 2 white pieces, one after another" read as both blacks first).
+    colours: str = ""
 
 
 class OperatorReply(Message, frozen=True):

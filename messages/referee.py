@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import msgspec
 
 from .base import Message
@@ -26,6 +28,8 @@ class GameState(Message, frozen=True):
     (idle, task-chosen, device-to-move, move-requested, command-sent, placement-confirmed,
     waiting-for-person, button-pressed, waiting-for-stable, judged, game-over, paused).
     """
+
+    VERSION: ClassVar[int] = 2
 
     revision: int
     game_id: str = ""
@@ -54,3 +58,17 @@ class GameState(Message, frozen=True):
     cheats_restored: int = 0
     illegal_moves: int = 0
     fault: str = ""
+    #: what the device is doing now: "" (nothing), "checking-board", "thinking", "placing", "confirming",
+    #: "recovering" (a placement vision did not confirm), "restoring" (a cheated piece), "judging".
+    activity: str = ""
+    #: the person's colour in a game ("black"/"white"), "" in placement tasks.
+    person_colour: str = ""
+    #: target squares of the placement tasks (1..9, in order) and their colours ("b"/"w" per square).
+    squares: list[int] = []
+    colours: str = ""
+    #: placements done so far in a placement task.
+    placed: int = 0
+    #: the device's opening square in task 4.
+    first_square: int | None = None
+    #: the phase the game is in underneath "paused" ("" when not paused).
+    paused_phase: str = ""
