@@ -139,6 +139,32 @@ class MoveChoice:
 
 _default_rng = random.Random()
 
+#: Boards with at least this many squares (larger than 7 x 7) search only near the pieces when the search is
+#: depth-limited: a full-width search of gomoku's 225 squares is far too slow in Python.
+NEIGHBOURHOOD_MIN_CELLS: Final = 50
+#: How near: within two squares in any direction (the usual choice for gomoku).
+NEIGHBOURHOOD_RADIUS: Final = 2
+
+
+def _is_exact(score: int, pieces: int, depth: int | None, searcher: Searcher) -> bool:
+    """Whether a root ``score`` is a game-theoretic fact: searched to the end; or a win or loss proven inside
+    the horizon by a full-width search; or, with a restricted search, a win with the very next move."""
+    if depth is None or depth >= searcher.geometry.cells - pieces:
+        return True
+    if searcher.radius is None:
+        return is_mate_score(score)
+    return score == win_score(pieces + 1)
+
+
+def _searcher_for(board: Board, depth: int | None) -> Searcher:
+    """A fresh searcher; on large boards with a depth limit short of the end, one that searches near the
+    pieces only (see :class:`~engine.search.Searcher`)."""
+    geo = board.geometry
+    limited = depth is not None and depth < geo.cells - board.pieces
+    if limited and geo.cells >= NEIGHBOURHOOD_MIN_CELLS:
+        return Searcher(geo, radius=NEIGHBOURHOOD_RADIUS)
+    return Searcher(geo)
+
 
 def solve(board: Board, *, depth: int | None = None) -> Evaluation:
     """Evaluate ``board`` for the side to move, to the end (``depth=None``) or ``depth`` plies deep.
@@ -165,7 +191,7 @@ def solve(board: Board, *, depth: int | None = None) -> Evaluation:
         move_scores, nodes = _limited_scores_3x3(board.key, depth)
         return _evaluation_from_scores(board, move_scores, nodes, depth, Searcher(board.geometry))
     board.validate()
-    searcher = Searcher(board.geometry)
+    searcher = _searcher_for(board, depth)
     scores = searcher.root_scores(board, depth)
     return _evaluation_from_scores(board, tuple(sorted(scores.items())), searcher.nodes, depth, searcher)
 
@@ -184,7 +210,7 @@ def _evaluation_from_scores(
         return Evaluation(score_value(score), 0, (), (), max(nodes, 1), score, True, ())
     score = max(s for _, s in move_scores)
     best = tuple(sq for sq, s in move_scores if s == score)
-    exact = depth is None or depth >= geo.cells - pieces or is_mate_score(score)
+    exact = _is_exact(score, pieces, depth, searcher)
     pv = _principal_variation(board, best[0], depth, searcher)
     return Evaluation(
         value=score_value(score),
@@ -208,7 +234,7 @@ def _principal_variation(
     while not current.is_terminal() and (remaining_depth is None or remaining_depth > 0):
         if current.geometry is GEOMETRY_3X3 and remaining_depth is None:
             return (*pv, *_table_module.entry(current).pv)
-        scores = searcher.root_scores(current, remaining_depth)
+        scores = searcher.root_scores(current, remaining_depth, best_only=True)
         top = max(scores.values())
         move = min(sq for sq, s in scores.items() if s == top)
         pv.append(move)
@@ -316,18 +342,18 @@ def _choose_generic(board: Board, lvl: Level, gen: random.Random, first_square: 
     board.validate()
     if board.is_terminal():
         raise GameOverError(f"the game is over ({board}): there is no move to choose")
-    searcher = Searcher(board.geometry)
+    depth = lvl.depth_limit
+    searcher = _searcher_for(board, depth)
     pieces = board.pieces
     if first_square is not None and pieces == 0:
         square, mistake = first_square, False
-        depth = lvl.depth_limit
         score = -searcher.search(board.play(square), None if depth is None else depth - 1)
     else:
-        scores = searcher.root_scores(board, lvl.depth_limit)
+        # Without mistakes only the best group matters, so the others need only be shown worse.
+        scores = searcher.root_scores(board, depth, best_only=lvl.mistake_rate == 0.0)
         square, mistake = _pick(tuple(sorted(scores.items())), lvl.mistake_rate, gen)
         score = scores[square]
-    depth = lvl.depth_limit
-    exact = depth is None or depth >= board.geometry.cells - pieces or is_mate_score(score)
+    exact = _is_exact(score, pieces, depth, searcher)
     return MoveChoice(
         square=square,
         value=score_value(score),

@@ -178,11 +178,33 @@ class Searcher:
 
     Not thread-safe (the table and the node counter are shared); use one per thread.
     ``symmetry=False`` keys the table by the position itself (for tests and measurements).
+
+    ``radius`` (None: off) restricts the moves searched to empty squares within that many squares (in any
+    direction) of a piece already on the board, the centre on an empty board: the usual way to make
+    depth-limited search practical on gomoku-sized boards. It never hides a win in one or the block of one
+    (a square completing a line always touches that line's pieces), but it can hide quieter moves, so
+    results found with it are not proofs.
     """
 
-    def __init__(self, geo: Geometry, *, symmetry: bool = True) -> None:
+    def __init__(self, geo: Geometry, *, symmetry: bool = True, radius: int | None = None) -> None:
         self.geometry = geo
         self.symmetry = symmetry
+        self.radius = radius
+        self._near: tuple[int, ...] = ()
+        if radius is not None:
+            if radius < 1:
+                raise ValueError(f"radius must be None or >= 1, got {radius}")
+            cols = geo.cols
+            self._near = tuple(
+                sum(
+                    1 << (r * cols + c)
+                    for r in range(max(0, sq // cols - radius), min(geo.rows, sq // cols + radius + 1))
+                    for c in range(max(0, sq % cols - radius), min(cols, sq % cols + radius + 1))
+                )
+                for sq in range(geo.cells)
+            )
+            centre = (geo.rows // 2) * cols + cols // 2
+            self._opening = 1 << centre
         #: positions visited since construction (or since the caller last reset it)
         self.nodes = 0
         #: key -> (depth searched, bound flag, score)
@@ -190,11 +212,15 @@ class Searcher:
         # Move ordering: squares on more lines first (the centre, then corners on 3 x 3).
         self._order = tuple(sorted(range(geo.cells), key=lambda sq: (-geo.square_weight[sq], sq)))
 
-    def root_scores(self, board: Board, depth: int | None = None) -> dict[Square, int]:
-        """The score of every legal move from ``board`` (the mover's view), searched ``depth`` plies deep
-        including the move itself (None: to the end). Each move gets an exact score within that depth.
+    def root_scores(
+        self, board: Board, depth: int | None = None, *, best_only: bool = False
+    ) -> dict[Square, int]:
+        """The score of every move searched from ``board`` (the mover's view), ``depth`` plies deep
+        including the move itself (None: to the end): every legal move, or with ``radius`` the nearby ones.
 
-        :raises GameOverError: via the caller's checks; here a finished board simply has no moves (``{}``).
+        Each move gets an exact score within that depth; with ``best_only``, only the moves that tie for the
+        best do, and the others get an upper bound below the best (cheaper: they are searched with a null
+        window above it). A finished board has no moves (``{}``).
         """
         geo = self.geometry
         pieces = board.pieces
@@ -203,10 +229,36 @@ class Searcher:
         limit = remaining if depth is None else min(depth, remaining)
         scores: dict[Square, int] = {}
         self.nodes += 1
-        for sq in board.legal_moves():
-            bit = 1 << sq
-            scores[sq] = -self._negamax(opp, me | bit, sq, pieces + 1, limit - 1, -INFINITY, INFINITY)
-        return scores
+        if board.is_terminal():
+            return scores
+        moves = self._moves(me, opp)
+        best = -INFINITY
+        for sq in self._order:
+            if not moves >> sq & 1:
+                continue
+            # Full window, or (best_only, once a best is known) a window that only resolves moves >= best.
+            beta = -(best - 1) if best_only and best > -INFINITY else INFINITY
+            value = -self._negamax(opp, me | 1 << sq, sq, pieces + 1, limit - 1, -INFINITY, beta)
+            scores[sq] = value
+            best = max(best, value)
+        return dict(sorted(scores.items()))
+
+    def _moves(self, me: int, opp: int) -> int:
+        """Mask of the moves to search: every empty square, or with a radius those near a piece."""
+        geo = self.geometry
+        occupied = me | opp
+        free = geo.full & ~occupied
+        if self.radius is None:
+            return free
+        if not occupied:
+            return self._opening
+        near = 0
+        mask = occupied
+        while mask:
+            low = mask & -mask
+            near |= self._near[low.bit_length() - 1]
+            mask ^= low
+        return (near & free) or free
 
     def search(self, board: Board, depth: int | None = None) -> int:
         """The negamax score of ``board`` for the side to move, ``depth`` plies deep (None: to the end)."""
@@ -254,7 +306,7 @@ class Searcher:
             if flag == _UPPER and value <= alpha:
                 return value
         original_alpha = alpha
-        free = geo.full & ~(me | opp)
+        free = self._moves(me, opp)
         # A move that completes a line ends the search at once: the fastest possible win.
         for sq in self._order:
             if free >> sq & 1:

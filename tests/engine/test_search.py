@@ -170,3 +170,34 @@ def test_solve_on_a_finished_board_and_on_a_bad_one() -> None:
         solve(Board.from_string("XX.......", validate=False))
     with pytest.raises(InvalidBoardError):
         solve(Board.from_string("XX..........", rows=3, cols=4, validate=False))
+
+
+def test_gomoku_searches_near_the_pieces_blocks_a_four_and_stays_cheap() -> None:
+    # X has closed one end of O's row at square 49; O completes four (50-53) while X wanders on row 10.
+    board = Board.empty(15, 15, 5).play(49)
+    for i in range(4):
+        board = board.play(3 * 15 + 5 + i)
+        if i < 3:
+            board = board.play(10 * 15 + 2 * i)
+    assert board.to_move() == "X"
+    two_ply = Level("two ply", depth_limit=2, mistake_rate=0.0)
+    choice = choose_move(board, two_ply, random.Random(2))
+    assert choice.square == 3 * 15 + 9  # the only block
+    assert not choice.exact and choice.nodes < 5_000  # near-the-pieces search: not a proof, but small
+    assert solve(board, depth=2).best_moves == (3 * 15 + 9,)
+    # An empty gomoku board opens in the centre.
+    assert choose_move(Board.empty(15, 15, 5), two_ply).square == 7 * 15 + 7
+
+
+def test_radius_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="radius"):
+        Searcher(geometry(15, 15, 5), radius=0)
+
+
+def test_best_only_resolves_the_best_group_exactly() -> None:
+    for board in NON_TERMINAL[::13]:
+        full = Searcher(geometry()).root_scores(board)
+        quick = Searcher(geometry()).root_scores(board, best_only=True)
+        top = max(full.values())
+        assert {sq for sq, s in quick.items() if s == top} == {sq for sq, s in full.items() if s == top}
+        assert all(quick[sq] < top for sq, s in full.items() if s < top)
