@@ -30,7 +30,7 @@ from typing import Final
 
 from . import table as _table_module
 from .board import GEOMETRY_3X3, Board, Square
-from .errors import GameOverError, IllegalMoveError, UnknownLevelError
+from .errors import EngineError, GameOverError, IllegalMoveError, UnknownLevelError
 from .search import Searcher, is_mate_score, score_distance, score_value, win_score
 
 
@@ -172,7 +172,10 @@ def solve(board: Board, *, depth: int | None = None) -> Evaluation:
     On 3 x 3 a full solve is a table lookup. A finished board evaluates to its result with no moves.
 
     :raises InvalidBoardError: if the board cannot occur in a legal game.
+    :raises EngineError: if ``depth`` is not None or a positive integer.
     """
+    if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or depth < 1):
+        raise EngineError(f"depth must be None (to the end) or a positive number of plies, got {depth!r}")
     if board.geometry is GEOMETRY_3X3:
         remaining = 9 - board.pieces
         if depth is None or depth >= remaining:

@@ -10,6 +10,7 @@ import pytest
 
 from engine import (
     Board,
+    EngineError,
     GameOverError,
     InvalidBoardError,
     Level,
@@ -201,3 +202,9 @@ def test_best_only_resolves_the_best_group_exactly() -> None:
         top = max(full.values())
         assert {sq for sq, s in quick.items() if s == top} == {sq for sq, s in full.items() if s == top}
         assert all(quick[sq] < top for sq, s in full.items() if s < top)
+
+
+@pytest.mark.parametrize("depth", [0, -2, 1.5, True])
+def test_solve_refuses_a_meaningless_depth(depth: object) -> None:
+    with pytest.raises(EngineError, match="depth"):
+        solve(Board(), depth=depth)  # type: ignore[arg-type]
