@@ -252,7 +252,7 @@ def _toml_value(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return msgspec.json.encode(value).decode()
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     if value is None:
         raise TypeError("TOML has no null")
