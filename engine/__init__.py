@@ -39,6 +39,7 @@ from .board import (
     square_from_number,
     square_number,
     to_move,
+    utility,
     winner,
 )
 from .errors import EngineError, GameOverError, IllegalMoveError, InvalidBoardError, UnknownLevelError
@@ -100,5 +101,6 @@ __all__ = [
     "square_from_number",
     "square_number",
     "to_move",
+    "utility",
     "winner",
 ]

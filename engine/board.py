@@ -198,6 +198,11 @@ class Outcome:
         """Whether the game ended with a full board and no winner."""
         return self.winner is None
 
+    @property
+    def value(self) -> int:
+        """The result from X's (black's) point of view: +1 X won, -1 O won, 0 a draw."""
+        return {X: 1, O: -1, None: 0}[self.winner]
+
     def result(self) -> str:
         """``'1-0'`` (X won), ``'0-1'`` (O won) or ``'1/2-1/2'``, as in game records."""
         return {X: "1-0", O: "0-1", None: "1/2-1/2"}[self.winner]
@@ -377,6 +382,11 @@ class Board:
             return Outcome(None)
         return None
 
+    def utility(self) -> int:
+        """The position's value for X (black): +1 if X has a line, -1 if O has, else 0 (draw or running)."""
+        win = self.winner()
+        return 0 if win is None else 1 if win == X else -1
+
     def legal_moves(self) -> tuple[Square, ...]:
         """The empty squares, ascending; empty when the game is over."""
         if self.is_terminal():
@@ -554,6 +564,11 @@ def is_terminal(board: Board) -> bool:
 def outcome(board: Board) -> Outcome | None:
     """How the game ended, or None while it goes on."""
     return board.outcome()
+
+
+def utility(board: Board) -> int:
+    """+1 if X has a line, -1 if O has, else 0 (see :meth:`Board.utility`)."""
+    return board.utility()
 
 
 def iter_boards(geo: Geometry = GEOMETRY_3X3) -> Iterator[Board]:

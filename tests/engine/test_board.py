@@ -22,6 +22,7 @@ from engine import (
     square_from_number,
     square_number,
     to_move,
+    utility,
     winner,
 )
 from engine.board import iter_boards
@@ -95,6 +96,8 @@ def test_winner_terminal_and_outcome() -> None:
     assert double is not None and double.winner == "X" and len(double.lines) == 2
     assert Board("X...O....").outcome() is None and not is_terminal(Board("X...O...."))
     assert to_move(Board("X...O....")) == "X"
+    assert [utility(Board(t)) for t in ("XXX.OO...", "XX.OOO.X.", "XOXXOOOXX", "X...O....")] == [1, -1, 0, 0]
+    assert [o.value for o in (won, Board("XX.OOO.X.").outcome(), draw.outcome())] == [1, -1, 0]  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
