@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 import msgspec
 
@@ -22,6 +22,8 @@ class PieceState(msgspec.Struct, frozen=True, kw_only=True):
     square: int | None = None
     #: the supply slot index when ``where == "supply"``.
     slot: int | None = None
+    #: stacking order: a piece with a higher layer lies on top of overlapping ones (draw it last).
+    layer: int = 0
 
 
 class GripperState(msgspec.Struct, frozen=True, kw_only=True):
@@ -43,7 +45,14 @@ class HandState(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class WorldState(Message, frozen=True):
-    """The physical truth of the simulated table."""
+    """The physical truth of the simulated table.
+
+    ``pieces`` always holds the ten pieces (ids 0..4 black, 5..9 white, in supply slots 0..4 at the
+    start), in id order. ``board`` is what lies squarely on each square ("?" for a piece touching a
+    square's lines or pieces of both colours in one square).
+    """
+
+    VERSION: ClassVar[int] = 2
 
     board_center_mm: tuple[float, float]
     board_angle_deg: float
@@ -61,6 +70,8 @@ class WorldState(Message, frozen=True):
     board_colour: tuple[int, int, int] = (205, 210, 200)
     line_colour: tuple[int, int, int] = (35, 35, 35)
     piece_diameter_mm: float = 22.0
+    #: grows by one on every discrete change of the world (pieces, magnet, hand, board), not on motion.
+    revision: int = 0
 
 
 class WorldAction(Message, frozen=True):

@@ -24,3 +24,38 @@ class SimWorldConfig(Section):
     pick_tolerance_mm: float = 6.0
     #: faults injected from the start, e.g. ["drop:1", "lose-reply:2"].
     faults: list[str] = []
+    #: the board's plate extends this far beyond the outer squares (mm); colours are BGR.
+    plate_margin_mm: float = 12.0
+    board_colour: tuple[int, int, int] = (205, 210, 200)
+    line_colour: tuple[int, int, int] = (35, 35, 35)
+    #: the magnet grips only when the gripper is at most this high (z = 0: touching a piece's top).
+    pick_height_mm: float = 2.0
+    #: where homing leaves the gripper, and where it stands at power-on: [x, y, z] mm.
+    home_mm: tuple[float, float, float] = (0.0, 0.0, 40.0)
+    #: the z travel (x and y travel are the table's width and height).
+    z_min_mm: float = -5.0
+    z_max_mm: float = 60.0
+    #: machine rates (mm/min): G0 moves at these, G1 feeds are capped by them.
+    rapid_xy_mm_min: float = 8000.0
+    rapid_z_mm_min: float = 2000.0
+    #: simulated seconds a homing cycle takes.
+    homing_s: float = 2.0
+    #: GRBL with homing switches starts (and restarts after a reset in motion) in ALARM until $H or $X.
+    homing_lock: bool = True
+    #: motion blocks the planner holds (GRBL: 15 usable of 16).
+    planner_blocks: int = 15
+    #: the magnet M-codes the emulated GRBL understands (match actuator.magnet_on / magnet_off).
+    magnet_on: str = "M8"
+    magnet_off: str = "M9"
+    #: real seconds (not scaled by speed) the controller stops answering on a "stall" fault.
+    stall_s: float = 3.0
+    #: where the person puts pieces they take off the board: first spot and the step between spots.
+    discard_x_mm: float = 130.0
+    discard_y_mm: float = 266.0
+    discard_dx_mm: float = 26.0
+    #: the person puts pieces down within this distance of a square's centre (seeded).
+    place_jitter_mm: float = 2.0
+    #: optional JSON file of a WorldState to start from ("" = every piece in its supply slot).
+    world_file: str = ""
+    #: seconds between periodic sim.world messages (it is also published on every change).
+    publish_period_s: float = 0.1
