@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from .base import Colour, Message
 from .vision import BoardPose
@@ -23,6 +23,8 @@ class ActuatorCommand(Message, frozen=True):
     the camera-to-table calibration; without a pose the actuator uses the last pose vision published.
     """
 
+    VERSION: ClassVar[int] = 2
+
     command_id: str
     kind: Literal["place", "move", "return", "home", "query"]
     colour: Colour | None = None
@@ -31,12 +33,17 @@ class ActuatorCommand(Message, frozen=True):
     to_square: int | None = None
     pose: BoardPose | None = None
     issued_ns: int = 0
+    #: the supplies were set up anew (every slot full) before this command: the actuator forgets which
+    #: slots it had emptied.
+    reset_supply: bool = False
 
 
 class ActuatorEvent(Message, frozen=True):
     """The actuator's report on a command: ``accepted`` when it starts, then ``done`` or ``failed``.
     ``unknown`` answers a query for an id it never saw. ``repeat`` is true when the answer comes from
     the record of a command already carried out (nothing moved)."""
+
+    VERSION: ClassVar[int] = 2
 
     command_id: str
     status: Literal["accepted", "done", "failed", "unknown"]
@@ -46,6 +53,10 @@ class ActuatorEvent(Message, frozen=True):
     #: pieces left in each supply column after this command.
     supply_black: int = -1
     supply_white: int = -1
+    #: for ``done``: whether the duration was within the placement budget (actuator.placement_budget_s).
+    within_budget: bool = True
+    #: the command's kind ("place", "move", ...), so a listener need not remember it.
+    kind: str = ""
 
 
 class ActuatorPosition(Message, frozen=True):
