@@ -28,6 +28,7 @@ import re
 import socket
 import struct
 import time
+import warnings
 import zlib
 from collections import Counter
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
@@ -39,9 +40,6 @@ import msgspec
 
 import messages
 from messages import TOPICS, Channel
-from services.common.log import get
-
-_log = get(component="recording")
 
 #: the first bytes of every recording.
 MAGIC: Final = b"SANZIREC"
@@ -78,10 +76,16 @@ PUBLISHERS: Final[dict[str, tuple[str, ...]]] = {
 }
 
 HEARTBEAT_TOPIC: Final = "sys.heartbeat"
+#: the least pause between two passes of a looping replay.
+LOOP_GAP_S: Final = 0.01
 
 
 class RecordingError(ValueError):
     """A recording cannot be written or read: not a recording, an unreadable header, a bad argument."""
+
+
+class DamagedTailWarning(UserWarning):
+    """A recording's tail was truncated or corrupt and has been cut off (the records before it are good)."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -376,14 +380,17 @@ class Tail:
 class Recording:
     """A recording opened for reading. Iterate it for its records (each pass reads the file again, so a
     recording of any size streams). After a full pass :attr:`tail` says what was cut off the end, if
-    anything, and :attr:`good_bytes` how much of the file was good.
+    anything, and :attr:`good_bytes` how much of the file was good. With ``warn`` (the default) a damaged
+    tail also raises one :class:`DamagedTailWarning` (a warning, on stderr: tools that print JSON on
+    stdout stay clean); pass ``warn=False`` when the caller reports :attr:`tail` itself.
 
     :raises RecordingError: when the file cannot be opened, does not start with the magic, or its header
         is damaged (then nothing in it can be trusted).
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, warn: bool = True) -> None:
         self.path = Path(path)
+        self.warn = warn
         try:
             with open(self.path, "rb") as f:
                 start = f.read(len(MAGIC) + _PREFIX.size)
@@ -444,9 +451,9 @@ class Recording:
 
     def _finish(self, tail: Tail | None) -> None:
         self.tail = tail
-        if tail is not None and not self._warned:
+        if tail is not None and self.warn and not self._warned:
             self._warned = True
-            _log.warning("recording has a damaged tail", path=str(self.path), tail=str(tail))
+            warnings.warn(f"{self.path}: {tail}", DamagedTailWarning, stacklevel=3)
 
     def __len__(self) -> int:
         return sum(1 for _ in self.records())
@@ -727,6 +734,11 @@ async def replay_into(
                     await asyncio.sleep(delay)
                 else:
                     stats.max_lag_s = max(stats.max_lag_s, -delay)
+                    # behind schedule: still let the loop run (signal handlers, subscribers), since a
+                    # send that completes at once does not yield
+                    await asyncio.sleep(0)
+            else:
+                await asyncio.sleep(0)  # lockstep or flat out: still yield once per message
             try:
                 frames = restamper.frames(record) if restamp else record.frames()
             except messages.DecodeError:
@@ -742,8 +754,9 @@ async def replay_into(
             break
         assert rate is not None and last_ns is not None
         # the next pass begins one mean interval after the last record, as if the recording went on
+        # (at least LOOP_GAP_S, so that a selection of a few close messages does not become a flood)
         span = (last_ns - pass_origin) / 1e9 / rate
-        gap = span / (count - 1) if count > 1 else 0.1
+        gap = max(span / (count - 1) if count > 1 else 0.0, LOOP_GAP_S)
         base_wall = base_wall + span + gap
         delay = base_wall - time.monotonic()
         if delay > 0:
@@ -756,6 +769,7 @@ __all__ = [
     "MAGIC",
     "PUBLISHERS",
     "SUFFIX",
+    "DamagedTailWarning",
     "FileHeader",
     "Record",
     "RecordStats",

@@ -4,6 +4,7 @@ byte) cut at the last good record, never fatal."""
 from __future__ import annotations
 
 import random
+import warnings
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import messages
 from launch.recording import (
     FORMAT_VERSION,
     MAGIC,
+    DamagedTailWarning,
     FileHeader,
     Record,
     Recording,
@@ -105,7 +107,7 @@ def test_every_truncation_keeps_the_complete_records(tmp_path: Path) -> None:
     cut = tmp_path / "cut.sanzilog"
     for length in range(rec.data_offset, len(data) + 1):
         cut.write_bytes(data[:length])
-        damaged = Recording(cut)
+        damaged = Recording(cut, warn=False)
         got = list(damaged)
         complete = sum(1 for b in boundaries[1:] if b <= length)
         assert got == written[:complete], length
@@ -115,6 +117,19 @@ def test_every_truncation_keeps_the_complete_records(tmp_path: Path) -> None:
             assert damaged.tail is not None and damaged.tail.reason == "truncated"
             assert damaged.tail.offset == boundaries[complete]
             assert damaged.tail.dropped_bytes == length - boundaries[complete]
+
+
+def test_a_damaged_tail_warns_once_per_reader(tmp_path: Path) -> None:
+    path = tmp_path / "a.sanzilog"
+    written = write_sample(path)
+    with open(path, "ab") as f:
+        f.write(b"\x01\x02")
+    rec = Recording(path)
+    with pytest.warns(DamagedTailWarning, match="truncated tail cut"):
+        assert list(rec) == written
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert list(rec) == written  # the second pass does not warn again
 
 
 def test_truncated_inside_the_header_is_an_error(tmp_path: Path) -> None:
@@ -143,7 +158,7 @@ def test_every_flipped_byte_cuts_from_the_damaged_record(tmp_path: Path) -> None
         damaged_bytes = bytearray(data)
         damaged_bytes[offset] ^= rng.randrange(1, 256)
         bad.write_bytes(bytes(damaged_bytes))
-        damaged = Recording(bad)
+        damaged = Recording(bad, warn=False)
         got = list(damaged)
         index = max(i for i, b in enumerate(boundaries) if b <= offset)
         assert got == written[:index], offset
