@@ -1,0 +1,905 @@
+"""Find a 3x3 board in one image and read its squares: a pure function of the image.
+
+The detector knows nothing about the camera that took the picture. Every size is relative to the image
+or to the grid it found, every threshold is measured from the image itself (its noise, the contrast of
+its own grid lines, the background next to each piece). It works for dark lines on a light board and
+light lines on a dark board, anywhere in the frame, at any rotation.
+
+How it works, in order:
+
+1. **Cells.** A blurred grey image is compared with its local mean (a window a few percent of the image
+   wide) twice: pixels clearly darker than their neighbourhood, and pixels clearly lighter. Either mask
+   may hold the grid lines; the regions they enclose are the nine cells. Every enclosed region whose
+   convex hull is a filled, roughly square quadrilateral is a candidate cell (a piece inside a cell is a
+   hole in it, or a dent when it touches a line, neither of which changes the hull much).
+2. **Lattice.** Candidates of similar size and orientation that sit on a common square lattice (integer
+   steps of one pitch along the cell's own axes) are grouped; the best 3x3 window of the best group is
+   the grid. Sorting by y then x is never used, so the order is right at any angle.
+3. **Pose.** A homography from the image to the canonical top view (grid (0, 0)-(3, 3), square units)
+   is fitted to the found cells' centres (an affine map when only a few were found). The signed angle,
+   centre and corners follow from it. Square 1 is the top-left cell in the board's own frame.
+4. **Reading.** The grid is warped to the canonical view. Each square is judged against its own
+   background (the ring of board just inside its lines): pixels clearly darker than it are a black
+   piece, clearly lighter a white one. Glare spots on a black piece and shadows beside a white one are
+   minorities inside the piece's disc and do not change the verdict.
+5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
+   contrast the rest of the grid shows, something covers them. Pieces cover short stretches of line; a
+   hand or an arm covers long ones. A square whose border is largely hidden is unknown, and the frame
+   is occluded.
+6. **Supply.** Piece-sized, round, clearly light or dark blobs off the grid are supply pieces.
+
+When no grid is found and a ``prior`` pose is given (the last good one), the squares are read with the
+prior pose and the result says so (``pose_source == "prior"``). Rejecting sudden jumps across frames is
+the job of the stateful :class:`services.vision.tracker.Tracker`, not of this function.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Final, Literal
+
+import cv2
+import numpy as np
+
+from messages import BoardObservation, BoardPose, Point, SquareObservation, SupplyPiece
+
+#: what one square holds.
+State = Literal["empty", "black", "white", "unknown"]
+#: where a pose came from: found in this image, taken from the prior, or none at all.
+PoseSource = Literal["detected", "prior", "none"]
+#: which way the grid's contrast goes.
+Polarity = Literal["dark-lines", "light-lines"]
+
+BOARD_CHARS: Final[dict[str, str]] = {"empty": ".", "black": "X", "white": "O", "unknown": "?"}
+#: canonical coordinates of the outer grid corners, in the order of BoardPose.corners_px.
+CANONICAL_CORNERS: Final = np.array([[0.0, 0.0], [3.0, 0.0], [3.0, 3.0], [0.0, 3.0]], np.float32)
+GRID_SQUARES: Final = 3
+
+
+class DetectorError(ValueError):
+    """The image cannot be processed at all (wrong type, wrong shape, empty)."""
+
+
+@dataclass(frozen=True)
+class DetectorParams:
+    """Tuning of the detector. Every size is a fraction of the image or of the grid's pitch."""
+
+    #: local-mean window for the line masks, as a fraction of the image's shorter side.
+    window_frac: float = 0.07
+    #: a pixel belongs to a line mask when it differs from its local mean by this many noise sigmas...
+    line_noise_k: float = 4.0
+    #: ...and by at least this fraction of the image's grey-level spread (5th to 95th percentile).
+    line_min_frac: float = 0.04
+    #: a cell's side is between these fractions of the image's shorter side.
+    min_cell_frac: float = 0.025
+    max_cell_frac: float = 0.3
+    #: a cell's convex hull fills at least this much of its minimum-area rectangle.
+    min_rect_fill: float = 0.82
+    #: and the region itself at least this much of its hull (a piece touching a line dents it).
+    min_hull_fill: float = 0.45
+    #: longest to shortest side of a cell's rectangle (perspective and blur allow some).
+    max_aspect: float = 1.45
+    #: cells of one lattice differ in side by at most this ratio and in angle by this many degrees.
+    size_tolerance: float = 0.35
+    angle_tolerance_deg: float = 12.0
+    #: a cell sits on the lattice when its offset is within this many pitches of a lattice point.
+    lattice_tolerance: float = 0.22
+    #: fewest cells that make a grid without a prior.
+    min_cells: int = 4
+    #: canonical view resolution: pixels per square, clamped to this range around the image pitch.
+    canonical_min_px: int = 20
+    canonical_max_px: int = 64
+    #: a square's piece disc and background ring, as fractions of the pitch from its centre.
+    piece_radius: float = 0.30
+    ring_margin: float = 0.05
+    ring_width: float = 0.08
+    #: a pixel differs from the square's background when it is this many noise sigmas away...
+    piece_noise_k: float = 4.0
+    #: ...and at least this fraction of the grid's grey-level spread.
+    piece_min_frac: float = 0.07
+    #: fraction of the piece disc that must differ for a piece to be there.
+    piece_min_fill: float = 0.14
+    #: a line sample is seen when its contrast is at least this fraction of the grid's typical contrast.
+    line_seen_frac: float = 0.45
+    #: a square is occluded when this fraction of its border lines is not seen...
+    square_occluded_frac: float = 0.35
+    #: ...and the frame when this fraction of all grid lines is not seen.
+    frame_occluded_frac: float = 0.12
+    #: a square's reading below this confidence is reported as unknown.
+    min_confidence: float = 0.55
+    #: supply pieces: diameter between these fractions of the pitch, this round (area / enclosing circle).
+    supply_min_diameter: float = 0.25
+    supply_max_diameter: float = 1.0
+    supply_min_roundness: float = 0.55
+    #: how far outside the grid (in pitches) a blob must be to count as a supply piece.
+    supply_grid_margin: float = 0.15
+
+
+DEFAULT_PARAMS: Final = DetectorParams()
+
+
+@dataclass(frozen=True)
+class SquareReading:
+    """One square: number 1..9, state, confidence 0..1, pixel centre, and whether its border is hidden."""
+
+    number: int
+    state: State
+    confidence: float
+    center_px: tuple[float, float]
+    occluded: bool = False
+    #: fractions of the square's piece disc that are clearly darker / lighter than its background.
+    dark_fill: float = 0.0
+    light_fill: float = 0.0
+
+    @property
+    def char(self) -> str:
+        return BOARD_CHARS[self.state]
+
+
+@dataclass(frozen=True)
+class SupplyReading:
+    """A piece seen off the grid."""
+
+    colour: Literal["black", "white"]
+    center_px: tuple[float, float]
+    radius_px: float
+
+
+@dataclass(frozen=True)
+class Detection:
+    """The reading of one image. ``found`` is false when no grid was found and no prior was given."""
+
+    found: bool
+    pose: BoardPose | None = None
+    squares: tuple[SquareReading, ...] = ()
+    supply: tuple[SupplyReading, ...] = ()
+    occluded: bool = False
+    #: fraction of the grid lines not seen (covered by something that is not the board).
+    occlusion: float = 0.0
+    pose_source: PoseSource = "none"
+    polarity: Polarity | None = None
+    #: how many cells the lattice was built from (0 when the pose came from the prior).
+    cells: int = 0
+    #: board pitch in image pixels (mean side of a square, lines included).
+    pitch_px: float = 0.0
+    #: "" or a short word: "no-board", "occluded", "low-confidence", "prior".
+    problem: str = ""
+    processing_ms: float = 0.0
+    #: the grid's line contrast in grey levels (signed: positive for light lines).
+    line_contrast: float = 0.0
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def board(self) -> str:
+        """Nine characters row by row: X black, O white, . empty, ? unknown."""
+        if not self.squares:
+            return "?" * 9
+        return "".join(s.char for s in self.squares)
+
+    def to_observation(self, frame_id: int, *, capture_ns: int = 0) -> BoardObservation:
+        """This detection as the bus message (not yet stable: the filter decides that)."""
+        return BoardObservation(
+            frame_id=frame_id,
+            found=self.found,
+            board=self.board,
+            pose=self.pose,
+            squares=[
+                SquareObservation(
+                    number=s.number,
+                    state=s.state,
+                    confidence=round(s.confidence, 3),
+                    center_px=Point(*s.center_px),
+                )
+                for s in self.squares
+            ],
+            supply=[
+                SupplyPiece(colour=p.colour, center_px=Point(*p.center_px), radius_px=p.radius_px)
+                for p in self.supply
+            ],
+            occluded=self.occluded,
+            occlusion=round(self.occlusion, 3),
+            capture_ns=capture_ns,
+            processing_ms=round(self.processing_ms, 3),
+            problem=self.problem,
+        )
+
+
+# ----------------------------------------------------------------------------------------------------
+# small geometry helpers
+
+
+def _odd(n: float) -> int:
+    k = max(3, round(n))
+    return k if k % 2 else k + 1
+
+
+def _wrap90(angle_deg: float) -> float:
+    """An angle folded into (-45, 45] (the board looks the same every quarter turn)."""
+    a = math.fmod(angle_deg + 45.0, 90.0)
+    if a <= 0.0:
+        a += 90.0
+    return a - 45.0
+
+
+def _angle_diff90(a: np.ndarray | float, b: float) -> np.ndarray | float:
+    """Smallest difference between angles taken modulo 90 degrees."""
+    d = np.mod(np.asarray(a) - b + 45.0, 90.0) - 45.0
+    return np.abs(d)
+
+
+def _apply_h(h: np.ndarray, pts: np.ndarray) -> np.ndarray:
+    """Apply a 3x3 homography to an (N, 2) array."""
+    p = np.asarray(pts, np.float64).reshape(-1, 2)
+    q = p @ h[:, :2].T + h[:, 2]
+    return q[:, :2] / q[:, 2:3]
+
+
+def pose_from_homography(h_img_to_canon: np.ndarray) -> BoardPose:
+    """The :class:`messages.BoardPose` of a homography from image pixels to the canonical view."""
+    inv = np.linalg.inv(h_img_to_canon)
+    corners = _apply_h(inv, CANONICAL_CORNERS)
+    center = _apply_h(inv, np.array([[1.5, 1.5]]))[0]
+    ends = _apply_h(inv, np.array([[0.0, 1.5], [3.0, 1.5], [1.5, 0.0], [1.5, 3.0]]))
+    ux, uy = ends[1] - ends[0]
+    vx, vy = ends[3] - ends[2]
+    # The board's x axis lies along (cos a, -sin a) and its y axis along (sin a, cos a) in the image.
+    a1 = math.atan2(-uy, ux)
+    a2 = math.atan2(vx, vy)
+    angle = math.degrees(math.atan2(math.sin(a1) + math.sin(a2), math.cos(a1) + math.cos(a2)))
+    hn = h_img_to_canon / h_img_to_canon[2, 2]
+    return BoardPose(
+        center_px=Point(float(center[0]), float(center[1])),
+        angle_deg=float(angle),
+        corners_px=tuple(Point(float(x), float(y)) for x, y in corners),  # type: ignore[arg-type]
+        homography=tuple(float(v) for v in hn.ravel()),
+    )
+
+
+def _quarter_turn(k: int) -> np.ndarray:
+    """Canonical-view rotation by ``k`` quarter turns about the grid's centre (1.5, 1.5)."""
+    c, s = [(1, 0), (0, 1), (-1, 0), (0, -1)][k % 4]
+    rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    shift = np.array([[1.0, 0.0, 1.5], [0.0, 1.0, 1.5], [0.0, 0.0, 1.0]])
+    return shift @ rot @ np.linalg.inv(shift)
+
+
+def _normalise_turn(h: np.ndarray) -> tuple[np.ndarray, BoardPose]:
+    """Relabel the squares by quarter turns so that the reported angle lies in (-45, 45]: which corner
+    is square 1 follows from the angle, not from the order the cells were found in."""
+    pose = pose_from_homography(h)
+    turn = round((pose.angle_deg - _wrap90(pose.angle_deg)) / 90.0)
+    for k in (turn, -turn):
+        if k % 4 == 0:
+            break
+        h2 = _quarter_turn(k) @ h
+        pose2 = pose_from_homography(h2)
+        if -45.0 < pose2.angle_deg <= 45.0 + 1e-9:
+            return h2, pose2
+    return h, pose
+
+
+def homography_of(pose: BoardPose) -> np.ndarray:
+    """The image-to-canonical homography of ``pose`` (from its corners when it carries none)."""
+    if len(pose.homography) == 9:
+        return np.array(pose.homography, np.float64).reshape(3, 3)
+    src = np.array([[p.x, p.y] for p in pose.corners_px], np.float32)
+    return cv2.getPerspectiveTransform(src, CANONICAL_CORNERS).astype(np.float64)
+
+
+def pitch_of(pose: BoardPose) -> float:
+    """Mean side of one square in image pixels."""
+    c = np.array([[p.x, p.y] for p in pose.corners_px])
+    sides = np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)
+    return float(sides.mean() / GRID_SQUARES)
+
+
+# ----------------------------------------------------------------------------------------------------
+# stage 1: cell candidates
+
+
+@dataclass
+class _Cells:
+    """Candidate cells of one mask, as parallel arrays."""
+
+    center: np.ndarray  # (N, 2)
+    side: np.ndarray  # (N,)
+    angle: np.ndarray  # (N,) degrees in (-45, 45]
+    solid: np.ndarray  # (N,) region area / hull area
+
+
+def noise_sigma(gray: np.ndarray) -> float:
+    """Robust estimate of the sensor noise (grey levels) from horizontal pixel differences.
+
+    Edges are a minority of pixels, so the median of absolute differences measures the noise.
+    """
+    sub = gray[::4, :].astype(np.int16)
+    d = np.abs(np.diff(sub, axis=1))
+    return float(np.median(d)) * 1.4826 / math.sqrt(2.0)
+
+
+def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
+    """Regions enclosed by ``mask_lines`` that look like square cells."""
+    h, w = mask_lines.shape
+    short = min(h, w)
+    min_area = (params.min_cell_frac * short) ** 2
+    max_area = (params.max_cell_frac * short) ** 2
+    free = cv2.bitwise_not(mask_lines)
+    contours, hierarchy = cv2.findContours(free, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    centers: list[tuple[float, float]] = []
+    sides: list[float] = []
+    angles: list[float] = []
+    solids: list[float] = []
+    if hierarchy is None:
+        return _Cells(np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0))
+    hier = hierarchy[0]
+    for i, cnt in enumerate(contours):
+        if hier[i][3] != -1 or len(cnt) < 4:
+            continue  # holes (pieces inside cells) and specks
+        x, y, bw, bh = cv2.boundingRect(cnt)
+        if bw * bh < min_area or bw * bh > 2.2 * max_area:
+            continue
+        if x <= 0 or y <= 0 or x + bw >= w or y + bh >= h:
+            continue  # touches the frame: not a closed cell
+        hull = cv2.convexHull(cnt)
+        hull_area = cv2.contourArea(hull)
+        if hull_area < min_area or hull_area > max_area:
+            continue
+        rect = cv2.minAreaRect(hull)
+        (cx, cy), (rw, rh), _ = rect
+        if rw <= 0 or rh <= 0:
+            continue
+        if max(rw, rh) / min(rw, rh) > params.max_aspect:
+            continue
+        if hull_area / (rw * rh) < params.min_rect_fill:
+            continue
+        area = cv2.contourArea(cnt)
+        solid = area / hull_area
+        if solid < params.min_hull_fill:
+            continue
+        box = cv2.boxPoints(rect).astype(np.float64)
+        ex, ey = box[1] - box[0]
+        angle = _wrap90(math.degrees(math.atan2(-ey, ex)))
+        m = cv2.moments(hull)
+        if m["m00"] > 0:
+            cx, cy = m["m10"] / m["m00"], m["m01"] / m["m00"]
+        centers.append((cx, cy))
+        sides.append(math.sqrt(hull_area))
+        angles.append(angle)
+        solids.append(solid)
+    if not centers:
+        return _Cells(np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0))
+    return _Cells(np.array(centers), np.array(sides), np.array(angles), np.array(solids))
+
+
+# ----------------------------------------------------------------------------------------------------
+# stage 2: lattice
+
+
+@dataclass
+class _Lattice:
+    """The best 3x3 arrangement of cells: image centres and their (column, row) in the board frame."""
+
+    centers: np.ndarray  # (K, 2)
+    colrow: np.ndarray  # (K, 2) ints 0..2
+    pitch: float
+    angle: float
+    score: float
+    side: float
+    #: the image reduction the lattice was found at (working pixels per image pixel).
+    scale: float = 1.0
+
+
+def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
+    n = len(cells.side)
+    if n < 2:
+        return None
+    best: _Lattice | None = None
+    tol = params.lattice_tolerance
+    for i in range(n):
+        si = cells.side[i]
+        ai = cells.angle[i]
+        ok = (np.abs(cells.side / si - 1.0) < params.size_tolerance) & (
+            _angle_diff90(cells.angle, ai) < params.angle_tolerance_deg
+        )
+        idx = np.flatnonzero(ok)
+        if len(idx) < max(2, params.min_cells - 1):
+            continue
+        rad = math.radians(ai)
+        ex = np.array([math.cos(rad), -math.sin(rad)])
+        ey = np.array([math.sin(rad), math.cos(rad)])
+        d = cells.center[idx] - cells.center[i]
+        bx = d @ ex
+        by = d @ ey
+        # The pitch: the nearest neighbour along an axis, one cell side plus one line width away.
+        dist = np.hypot(bx, by)
+        along = np.minimum(np.abs(bx), np.abs(by)) < 0.25 * dist
+        near = along & (dist > 0.95 * si) & (dist < 1.9 * si)
+        if not near.any():
+            continue
+        pitch = float(dist[near].min())
+        u = bx / pitch
+        v = by / pitch
+        mu = np.round(u)
+        mv = np.round(v)
+        on = (np.abs(u - mu) < tol) & (np.abs(v - mv) < tol)
+        if on.sum() < 2:
+            continue
+        mu_on = mu[on].astype(int)
+        mv_on = mv[on].astype(int)
+        res_on = np.hypot(u - mu, v - mv)[on]
+        idx_on = idx[on]
+        # The best 3x3 window containing the anchor (0, 0).
+        for c0 in range(-2, 1):
+            for r0 in range(-2, 1):
+                inside = (mu_on >= c0) & (mu_on <= c0 + 2) & (mv_on >= r0) & (mv_on <= r0 + 2)
+                if inside.sum() < 2:
+                    continue
+                keys = (mu_on[inside] - c0) + 3 * (mv_on[inside] - r0)
+                res = res_on[inside]
+                members = idx_on[inside]
+                chosen: dict[int, tuple[float, int]] = {}
+                for k, r_, m_ in zip(keys.tolist(), res.tolist(), members.tolist(), strict=True):
+                    if k not in chosen or r_ < chosen[k][0]:
+                        chosen[k] = (r_, m_)
+                count = len(chosen)
+                mean_res = sum(r for r, _ in chosen.values()) / count
+                score = count - mean_res
+                if best is None or score > best.score:
+                    ks = np.array(sorted(chosen))
+                    mem = np.array([chosen[k][1] for k in ks])
+                    best = _Lattice(
+                        centers=cells.center[mem],
+                        colrow=np.stack([ks % 3, ks // 3], axis=1),
+                        pitch=pitch,
+                        angle=float(ai),
+                        score=score,
+                        side=float(np.median(cells.side[mem])),
+                    )
+    return best
+
+
+def _fit_homography(lat: _Lattice) -> np.ndarray | None:
+    """Image -> canonical homography from the lattice's cell centres."""
+    src = lat.centers.astype(np.float64)
+    dst = lat.colrow.astype(np.float64) + 0.5
+    cols = set(lat.colrow[:, 0].tolist())
+    rows = set(lat.colrow[:, 1].tolist())
+    if len(src) >= 7 and len(cols) == 3 and len(rows) == 3:
+        h, _ = cv2.findHomography(src, dst, 0)
+        if h is not None and abs(np.linalg.det(h)) > 1e-12:
+            return h
+    if len(cols) < 2 or len(rows) < 2:
+        # Collinear cells: extend with the lattice's own axes (known angle and pitch).
+        rad = math.radians(lat.angle)
+        ex = np.array([math.cos(rad), -math.sin(rad)]) * lat.pitch
+        ey = np.array([math.sin(rad), math.cos(rad)]) * lat.pitch
+        origin = src[0] - (dst[0][0] - 0.0) * ex - (dst[0][1] - 0.0) * ey
+        inv = np.array([[ex[0], ey[0], origin[0]], [ex[1], ey[1], origin[1]], [0.0, 0.0, 1.0]])
+        return np.linalg.inv(inv)
+    a, _ = cv2.estimateAffine2D(src, dst, method=cv2.LMEDS if len(src) > 4 else 0)
+    if a is None:
+        a = cv2.getAffineTransform(src[:3].astype(np.float32), dst[:3].astype(np.float32))
+    return np.vstack([a, [0.0, 0.0, 1.0]])
+
+
+# ----------------------------------------------------------------------------------------------------
+# stage 4 and 5: reading the squares and the lines in the canonical view
+
+
+@dataclass
+class _Canon:
+    img: np.ndarray  # float32, the grid plus a margin on every side
+    px: int  # pixels per square
+    margin: int  # pixels of margin on each side
+
+
+def _canonical(gray: np.ndarray, h: np.ndarray, pitch_px: float, params: DetectorParams) -> _Canon:
+    s = int(min(params.canonical_max_px, max(params.canonical_min_px, round(pitch_px))))
+    m = max(2, round(CANON_MARGIN * s))
+    to_canvas = np.array([[s, 0.0, m], [0.0, s, m], [0.0, 0.0, 1.0]])
+    size = GRID_SQUARES * s + 2 * m
+    img = cv2.warpPerspective(
+        gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    return _Canon(img.astype(np.float32), s, m)
+
+
+#: margin of the canonical view around the grid, in squares (so the outer lines are sampled whole).
+CANON_MARGIN: Final = 0.35
+#: line samples per square side, spread over the middle of the side (corners are crossings).
+LINE_SAMPLES: Final = 6
+
+
+@lru_cache(maxsize=64)
+def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...]:
+    """Pixel indices of every line sample in a canonical view of ``s`` px per square and ``m`` margin:
+    (line rows (L, B), line cols (L, B), ref rows (L, 2), ref cols (L, 2), ref valid (L, 2),
+    owners (L, 2))."""
+    lr, lc, rr, rc, rv, own = [], [], [], [], [], []
+    offsets = np.arange(-band, band + 1)
+    pos = (np.arange(LINE_SAMPLES) + 0.5) / LINE_SAMPLES
+    for k in range(GRID_SQUARES + 1):
+        line = m + k * s
+        for j in range(GRID_SQUARES):
+            for t in pos:
+                along = m + int((j + 0.15 + 0.7 * t) * s)
+                a_sq = k - 1 if k >= 1 else -1
+                b_sq = k if k <= 2 else -1
+                for vertical in (True, False):
+                    refs = [line - off, line + off]
+                    valid = [k >= 1, k <= 2]
+                    if vertical:
+                        lr.append(np.full_like(offsets, along))
+                        lc.append(line + offsets)
+                        rr.append([along, along])
+                        rc.append(refs)
+                        own.append([j * 3 + a_sq if a_sq >= 0 else -1, j * 3 + b_sq if b_sq >= 0 else -1])
+                    else:
+                        lr.append(line + offsets)
+                        lc.append(np.full_like(offsets, along))
+                        rr.append(refs)
+                        rc.append([along, along])
+                        own.append([a_sq * 3 + j if a_sq >= 0 else -1, b_sq * 3 + j if b_sq >= 0 else -1])
+                    rv.append(valid)
+    return (
+        np.array(lr),
+        np.array(lc),
+        np.array(rr),
+        np.array(rc),
+        np.array(rv, dtype=bool),
+        np.array(own),
+    )
+
+
+def _line_contrast(canon: _Canon, sign: int, half_width: float) -> tuple[np.ndarray, np.ndarray]:
+    """Contrast of every line sample against the board just inside the grid beside it (positive when
+    the line stands out the expected way), and the squares (0..8, -1 none) each sample borders."""
+    s = canon.px
+    band = max(1, round(half_width * s))
+    off = band + max(2, round(0.1 * s))
+    lr, lc, rr, rc, rv, own = _line_sampling(s, canon.margin, band, off)
+    img = canon.img
+    n = img.shape[0] - 1
+    lr, lc, rr, rc = np.clip(lr, 0, n), np.clip(lc, 0, n), np.clip(rr, 0, n), np.clip(rc, 0, n)
+    line_vals = img[lr, lc]
+    peak = line_vals.max(axis=1) if sign > 0 else line_vals.min(axis=1)
+    ref_vals = img[rr, rc]
+    # Against the side where the line stands out most: a white piece beside a light line hides the
+    # contrast on its side only, while a hand over the line hides it on both sides.
+    return (sign * (peak[:, None] - ref_vals)).max(axis=1), own
+
+
+@lru_cache(maxsize=64)
+def _square_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, np.ndarray]:
+    """Boolean masks (s, s) of one square's background ring and piece disc."""
+    yy, xx = np.mgrid[0:s, 0:s].astype(np.float32)
+    dx = (xx + 0.5) / s - 0.5
+    dy = (yy + 0.5) / s - 0.5
+    cheb = np.maximum(np.abs(dx), np.abs(dy))
+    rad = np.hypot(dx, dy)
+    ring_out = 0.5 - half_width - params.ring_margin
+    ring_in = ring_out - params.ring_width
+    ring = (cheb <= ring_out) & (cheb >= ring_in)
+    disc = rad <= min(params.piece_radius, ring_in)
+    return ring, disc
+
+
+def _read_squares(
+    canon: _Canon, half_width: float, sigma: float, spread: float, params: DetectorParams
+) -> list[tuple[str, float, float, float]]:
+    """(state, confidence, dark fill, light fill) of every square, each judged against its own ring."""
+    s, m = canon.px, canon.margin
+    grid = canon.img[m : m + 3 * s, m : m + 3 * s]
+    cells = grid.reshape(3, s, 3, s).transpose(0, 2, 1, 3).reshape(9, s, s)
+    ring, disc = _square_masks(s, round(half_width, 3), params)
+    # Each square is judged against its own ring of board: lighting gradients and soft shadows that
+    # cover the square cover its ring too.
+    bg = np.median(cells[:, ring], axis=1)
+    vals = cells[:, disc]
+    thresh = max(params.piece_noise_k * sigma, params.piece_min_frac * spread)
+    dark = np.mean(vals < (bg - thresh)[:, None], axis=1)
+    light = np.mean(vals > (bg + thresh)[:, None], axis=1)
+    out: list[tuple[str, float, float, float]] = []
+    f0 = params.piece_min_fill
+    for d, li in zip(dark.tolist(), light.tolist(), strict=True):
+        fill = max(d, li)
+        if fill < f0:
+            out.append(("empty", 1.0 - 0.5 * fill / f0, d, li))
+            continue
+        # Sure when the piece fills much more than the threshold and the other kind is absent.
+        margin = min(1.0, (fill - f0) / f0)
+        purity = fill / (d + li)
+        conf = 0.5 + 0.5 * margin * (2.0 * purity - 1.0)
+        out.append(("black" if d >= li else "white", conf, d, li))
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# stage 6: supply pieces
+
+
+def _supply(
+    small: np.ndarray,
+    scale: float,
+    h: np.ndarray,
+    pitch: float,
+    sigma: float,
+    spread: float,
+    params: DetectorParams,
+) -> list[SupplyReading]:
+    """Round piece-sized blobs clearly lighter or darker than their surroundings, off the grid.
+
+    ``small`` is the blurred grey image reduced by ``scale`` (pixels of ``small`` per image pixel).
+    """
+    p_small = pitch * scale
+    win = _odd(2.0 * p_small)
+    mean = cv2.blur(small, (win, win))
+    thresh = max(params.piece_noise_k * sigma, 2.0 * params.piece_min_frac * spread)
+    dmin = params.supply_min_diameter * p_small
+    dmax = params.supply_max_diameter * p_small
+    found: list[SupplyReading] = []
+    for colour, diff in (("white", cv2.subtract(small, mean)), ("black", cv2.subtract(mean, small))):
+        _, mask = cv2.threshold(diff, thresh, 255, cv2.THRESH_BINARY)
+        contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+        for cnt in contours:
+            if len(cnt) < 3:
+                continue
+            _x, _y, bw, bh = cv2.boundingRect(cnt)
+            d = max(bw, bh)
+            if d < dmin or d > dmax or min(bw, bh) < 0.6 * d:
+                continue
+            (cx, cy), radius = cv2.minEnclosingCircle(cnt)
+            if cv2.contourArea(cnt) < params.supply_min_roundness * math.pi * radius**2:
+                continue
+            centre = np.array([[cx / scale, cy / scale]])
+            u, v = _apply_h(h, centre)[0]
+            mg = params.supply_grid_margin
+            if -mg < u < 3 + mg and -mg < v < 3 + mg:
+                continue
+            found.append(
+                SupplyReading(colour, (float(centre[0, 0]), float(centre[0, 1])), float(radius / scale))  # type: ignore[arg-type]
+            )
+    return found
+
+
+# ----------------------------------------------------------------------------------------------------
+# the detector
+
+
+def _prepare(image: np.ndarray) -> np.ndarray:
+    if not isinstance(image, np.ndarray) or image.size == 0:
+        raise DetectorError("expected a non-empty numpy image")
+    if image.ndim == 3 and image.shape[2] == 3:
+        gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    elif image.ndim == 3 and image.shape[2] == 4:
+        gray = cv2.cvtColor(image, cv2.COLOR_BGRA2GRAY)
+    elif image.ndim == 2:
+        gray = image
+    else:
+        raise DetectorError(f"expected a grey or BGR image, got shape {image.shape}")
+    if gray.dtype != np.uint8:
+        raise DetectorError(f"expected 8-bit pixels, got {gray.dtype}")
+    if min(gray.shape) < MIN_IMAGE_SIDE:
+        raise DetectorError(f"image too small: {gray.shape[1]}x{gray.shape[0]}")
+    return gray
+
+
+#: the line masks are dilated by this many working pixels to close hairline gaps in thin lines.
+DILATION_PX: Final = 1
+#: images smaller than this (pixels on the shorter side) cannot hold a readable grid.
+MIN_IMAGE_SIDE: Final = 48
+#: the grid is searched for at half resolution first when the image's shorter side is at least this.
+HALF_RES_MIN_SIDE: Final = 360
+
+
+def _spread(gray: np.ndarray) -> float:
+    sub = gray[::4, ::4]
+    lo, hi = np.percentile(sub, (5, 95))
+    return float(max(hi - lo, 1.0))
+
+
+@dataclass
+class _Image:
+    """The image prepared once: blurred grey at full and reduced size, noise and spread."""
+
+    gray: np.ndarray  # blurred, full size
+    small: np.ndarray  # blurred, reduced by ``scale``
+    scale: float
+    sigma: float  # noise left after the blur, grey levels
+    spread: float
+
+
+def _prepare_image(image: np.ndarray) -> _Image:
+    raw = _prepare(image)
+    sigma_raw = noise_sigma(raw)
+    gray = cv2.GaussianBlur(raw, (5, 5), 1.0)
+    if min(gray.shape) >= HALF_RES_MIN_SIDE:
+        small = cv2.resize(gray, (gray.shape[1] // 2, gray.shape[0] // 2), interpolation=cv2.INTER_AREA)
+        scale = 0.5
+    else:
+        small, scale = gray, 1.0
+    # A 5x5, sigma 1 Gaussian divides white noise by about 3.5; half a level for quantisation.
+    return _Image(gray, small, scale, sigma_raw / 3.5 + 0.5, _spread(gray))
+
+
+def _locate(
+    img: np.ndarray,
+    scale: float,
+    sigma: float,
+    spread: float,
+    params: DetectorParams,
+    prior: BoardPose | None,
+) -> tuple[_Lattice, Polarity] | None:
+    """The best lattice of cells in ``img`` (an image reduced by ``scale``), in full-image pixels."""
+    short = min(img.shape)
+    win = _odd(params.window_frac * short)
+    mean = cv2.blur(img, (win, win))
+    c = max(params.line_noise_k * sigma, params.line_min_frac * spread)
+    kernel = np.ones((2 * DILATION_PX + 1, 2 * DILATION_PX + 1), np.uint8)
+    best: tuple[_Lattice, Polarity] | None = None
+    best_score = -math.inf
+    for polarity, diff in (
+        ("dark-lines", cv2.subtract(mean, img)),
+        ("light-lines", cv2.subtract(img, mean)),
+    ):
+        _, lines = cv2.threshold(diff, c, 255, cv2.THRESH_BINARY)
+        lines = cv2.dilate(lines, kernel)
+        lat = _find_lattice(_cell_candidates(lines, params), params)
+        if lat is None or len(lat.centers) < params.min_cells:
+            continue
+        lat.centers = lat.centers / scale
+        lat.pitch /= scale
+        lat.side /= scale
+        lat.scale = scale
+        score = lat.score
+        if prior is not None:
+            # Near the last good pose is likelier than a look-alike elsewhere.
+            centre = lat.centers.mean(axis=0)
+            p_centre = _apply_h(np.linalg.inv(homography_of(prior)), np.array([[1.5, 1.5]]))[0]
+            if np.hypot(*(centre - p_centre)) > 1.5 * lat.pitch:
+                score -= 0.5
+        if score > best_score:
+            best, best_score = (lat, polarity), score  # type: ignore[assignment]
+    return best
+
+
+def detect(
+    image: np.ndarray, params: DetectorParams | None = None, prior: BoardPose | None = None
+) -> Detection:
+    """Find the board in ``image`` (BGR or grey, 8-bit) and read it.
+
+    ``prior`` is the last good pose: when no grid is found in this image, the squares are read at the
+    prior pose (``pose_source == "prior"``); when several grids are found, one near the prior wins.
+    The result never depends on anything but the arguments.
+
+    :raises DetectorError: when ``image`` is not an 8-bit grey or BGR image of a usable size.
+    """
+    t0 = time.perf_counter()
+    p = params or DEFAULT_PARAMS
+    im = _prepare_image(image)
+    found = _locate(im.small, im.scale, im.sigma, im.spread, p, prior)
+    if im.scale != 1.0 and (found is None or len(found[0].centers) < GRID_SQUARES**2):
+        # Thin lines or small cells can vanish at half resolution: look again at full size.
+        full = _locate(im.gray, 1.0, im.sigma, im.spread, p, prior)
+        if full is not None and (found is None or full[0].score > found[0].score):
+            found = full
+    if found is None:
+        if prior is None:
+            return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
+        det = read_at_pose(im, prior, None, DEFAULT_HALF_WIDTH, p)
+        return replace(det, pose_source="prior", problem=det.problem or "prior", processing_ms=_ms_since(t0))
+    lat, polarity = found
+    h = _fit_homography(lat)
+    h, pose = _normalise_turn(h)
+    half_width = _half_width(lat)
+    det = read_at_pose(im, pose, polarity, half_width, p, h=h)
+    return replace(det, pose_source="detected", cells=len(lat.centers), processing_ms=_ms_since(t0))
+
+
+#: half the line width in pitches, when it cannot be measured (reading at a prior pose), and its bounds.
+DEFAULT_HALF_WIDTH: Final = 0.04
+MIN_HALF_WIDTH: Final = 0.01
+MAX_HALF_WIDTH: Final = 0.2
+
+
+def _half_width(lat: _Lattice) -> float:
+    """Half the line width in pitches, from the cells' size (corrected for the mask's dilation)."""
+    side = lat.side + 2.0 * DILATION_PX / lat.scale
+    return float(min(MAX_HALF_WIDTH, max(MIN_HALF_WIDTH, (1.0 - side / lat.pitch) / 2.0)))
+
+
+def _ms_since(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000.0
+
+
+def read_board(image: np.ndarray, pose: BoardPose, params: DetectorParams | None = None) -> Detection:
+    """Read the squares of ``image`` at a given ``pose`` (no search): what the tracker uses when it
+    rejects a sudden jump and keeps the last good pose.
+
+    :raises DetectorError: when ``image`` is not an 8-bit grey or BGR image of a usable size.
+    """
+    t0 = time.perf_counter()
+    det = read_at_pose(_prepare_image(image), pose, None, DEFAULT_HALF_WIDTH, params or DEFAULT_PARAMS)
+    return replace(det, pose_source="prior", processing_ms=_ms_since(t0))
+
+
+def read_at_pose(
+    im: _Image,
+    pose: BoardPose,
+    polarity: Polarity | None,
+    half_width: float,
+    params: DetectorParams,
+    *,
+    h: np.ndarray | None = None,
+) -> Detection:
+    """Read the squares, the occlusion and the supply of a prepared image at a known pose."""
+    if h is None:
+        h = homography_of(pose)
+    pitch = pitch_of(pose)
+    canon = _canonical(im.gray, h, pitch, params)
+    if polarity is None:
+        # The lines stand out from the squares one way or the other: look which.
+        s, m = canon.px, canon.margin
+        on_line = float(np.median(canon.img[:, [m + k * s for k in range(4)]]))
+        off_line = float(np.median(canon.img[:, [m + int((k + 0.5) * s) for k in range(3)]]))
+        polarity = "light-lines" if on_line > off_line else "dark-lines"
+    sign = 1 if polarity == "light-lines" else -1
+    contrast, owners = _line_contrast(canon, sign, half_width)
+    typical = float(np.percentile(contrast, 80))
+    seen = contrast >= params.line_seen_frac * max(typical, 1e-3)
+    if typical < max(3.0 * im.sigma, 0.05 * im.spread):
+        seen[:] = False  # no grid contrast at all: all of it is covered
+    occlusion = float(1.0 - seen.mean())
+    hidden = np.zeros(9)
+    total = np.zeros(9)
+    for col in range(2):
+        sq = owners[:, col]
+        ok = sq >= 0
+        np.add.at(total, sq[ok], 1)
+        np.add.at(hidden, sq[ok], (~seen[ok]).astype(float))
+    hidden_frac = hidden / np.maximum(total, 1)
+    readings = _read_squares(canon, half_width, im.sigma, im.spread, params)
+    centres = _apply_h(np.linalg.inv(h), SQUARE_CENTRES)
+    squares: list[SquareReading] = []
+    any_low = False
+    for n in range(9):
+        state, conf, dark, light = readings[n]
+        occl = bool(hidden_frac[n] > params.square_occluded_frac)
+        if occl:
+            state, conf = "unknown", 0.0
+        elif conf < params.min_confidence:
+            state = "unknown"
+            any_low = True
+        squares.append(
+            SquareReading(
+                number=n + 1,
+                state=state,  # type: ignore[arg-type]
+                confidence=float(conf),
+                center_px=(float(centres[n][0]), float(centres[n][1])),
+                occluded=occl,
+                dark_fill=dark,
+                light_fill=light,
+            )
+        )
+    occluded = occlusion > params.frame_occluded_frac or any(s.occluded for s in squares)
+    supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params)
+    problem = "occluded" if occluded else ("low-confidence" if any_low else "")
+    return Detection(
+        found=True,
+        pose=pose,
+        squares=tuple(squares),
+        supply=tuple(supply),
+        occluded=occluded,
+        occlusion=occlusion,
+        polarity=polarity,
+        pitch_px=pitch,
+        problem=problem,
+        line_contrast=float(sign * typical),
+    )
+
+
+#: canonical centres of squares 1..9.
+SQUARE_CENTRES: Final = np.array([[(n % 3) + 0.5, (n // 3) + 0.5] for n in range(9)])
