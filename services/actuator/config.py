@@ -32,6 +32,24 @@ class ActuatorConfig(Section):
     placement_budget_s: float = 15.0
     #: the persistent record of empty supply slots and completed command ids.
     state_file: str = "{state}/actuator.json"
+    #: seconds a wait for the machine to finish its queued motion may take before it is a failure.
+    motion_timeout_s: float = 30.0
+    #: seconds a homing cycle may take.
+    homing_timeout_s: float = 60.0
+    #: seconds between status polls while waiting for motion to finish.
+    status_poll_s: float = 0.05
+    #: after an alarm (position lost), reset and home before the next command; false: refuse commands
+    #: until someone homes or unlocks the machine (`sanzi motion home` / `sanzi motion unlock`).
+    home_after_alarm: bool = True
+    #: machines without homing switches: clear the controller's start-up lock with $X / UNLOCK instead of
+    #: homing. Safe only if nothing moved the axes by hand since power-on; never used after an alarm.
+    unlock_start_lock: bool = False
+    #: where the controller stops must be within this of the planned point (mm), else the command fails.
+    position_tolerance_mm: float = 0.5
+    #: seconds between actuator.position messages (while moving and while idle).
+    position_period_s: float = 0.2
+    #: seconds between attempts to open the controller's port when it is not there.
+    reconnect_s: float = 2.0
 
 
 class CalibrationConfig(Section):
