@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from services.common.config import Section
 
 
 class RefereeConfig(Section):
+    #: the append-only journal of every event the referee acted on (rebuilt from at start).
     journal: str = "{state}/referee.journal"
     #: how long to wait for a stable observation after the button before telling the person.
     stable_timeout_s: float = 20.0
@@ -20,3 +23,17 @@ class RefereeConfig(Section):
     seed: int = 0
     #: retries of a placement that vision did not confirm before the referee reports a fault.
     placement_retries: int = 2
+    #: processes the game cannot go on without: when one is silent for bus.peer_timeout_s the game
+    #: pauses. The ai is not required: the referee falls back to the engine in-process.
+    required_peers: list[str] = msgspec.field(default_factory=lambda: ["vision", "actuator", "led"])
+    #: an actuator command with no report for this long is queried (and re-sent if the actuator never
+    #: saw it).
+    command_timeout_s: float = 30.0
+    #: default colour order of tasks 2 and 3 ("b"/"w" per placement); the operator can override it.
+    colours: str = "bbww"
+    #: default opening square of the device in task 4 (1..9).
+    first_square: int = 5
+    #: period of the timer that checks timeouts and liveness.
+    tick_period_s: float = 0.1
+    #: the game state is re-published this often even when nothing changed.
+    publish_period_s: float = 1.0

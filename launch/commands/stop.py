@@ -1,0 +1,28 @@
+"""``sanzi stop``: stop the running task or game (the game ends with result "stopped")."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from messages import OperatorCommand
+from services.common.config import ConfigError
+from services.common.shell import load_config
+from services.referee import operator_client as client
+
+from .task import waits
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wait", type=float, default=4.5, help="seconds to wait for the referee's answer")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args)
+    except ConfigError as exc:
+        print(f"sanzi stop: {exc}", file=sys.stderr)
+        return 2
+    command = OperatorCommand(command_id=client.new_command_id(), action="stop")
+    reply = client.send_blocking(config.bus, command, waits(args.wait))
+    return client.report(reply, "stop", sys.stdout, sys.stderr)

@@ -1,0 +1,203 @@
+"""The referee process: a thin asyncio shell around :func:`services.referee.machine.step`.
+
+The loop: receive a bus message -> turn it into an event -> ``step`` -> append the event to the journal
+(fsync'ed when the event causes anything beyond log lines) -> carry out the actions (publish, log).
+A timer feeds :class:`Tick` events; the game state is re-published at ``referee.publish_period_s`` and
+served to anyone who asks on ``bus.snapshot``.
+
+At start the journal is read (a damaged tail is cut and logged), the state rebuilt by folding its events
+through ``step`` with the actions dropped, and a :class:`Restarted` event re-issues what was pending
+(the actuator is asked about a pending command before anything is sent again).
+
+Events that change nothing (a heartbeat from a process nobody waits for, an observation while no one
+looks) are not journaled: ``step`` is deterministic, so leaving out an event that left the state as it
+was does not change what the replay rebuilds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import Any
+
+import msgspec
+
+from messages import (
+    ActuatorEvent,
+    BoardObservation,
+    ButtonPress,
+    Envelope,
+    GameState,
+    Heartbeat,
+    Message,
+    MoveReply,
+    OperatorCommand,
+)
+from services.bus.client import SnapshotServer
+from services.common.shell import Service, run_service
+
+from . import machine as M
+from .events import (
+    Action,
+    ActuatorReport,
+    AiReply,
+    Button,
+    Event,
+    Log,
+    Observation,
+    Operator,
+    PeerHeartbeat,
+    PublishState,
+    QueryCommand,
+    ReplyOperator,
+    RequestMove,
+    Restarted,
+    SendCommand,
+    Tick,
+    UseLocalEngine,
+)
+from .journal import open_journal
+
+#: what the referee listens to.
+TOPICS = ["operator.command", "panel.button", "vision.", "ai.reply", "actuator.event", "sys.heartbeat"]
+
+
+def slim(obs: BoardObservation) -> BoardObservation:
+    """``obs`` without the per-square and supply details the machine does not use (smaller journal)."""
+    return msgspec.structs.replace(obs, squares=[], supply=[])
+
+
+def to_event(env: Envelope, state: M.RefereeState, now: float, own_name: str = "referee") -> Event | None:
+    """The event for a bus message, or None when it cannot matter now (the shell's filter)."""
+    msg: Message = env.message
+    match msg:
+        case OperatorCommand():
+            return Operator(now=now, command=msg)
+        case ButtonPress():
+            return Button(now=now, press=msg)
+        case BoardObservation():
+            if msg.stable and M.wants_observation(state):
+                return Observation(now=now, obs=slim(msg))
+            return None
+        case MoveReply():
+            return AiReply(now=now, reply=msg)
+        case ActuatorEvent():
+            return ActuatorReport(now=now, report=msg)
+        case Heartbeat():
+            if msg.process == own_name or msg.process not in state.settings.required_peers:
+                return None
+            return PeerHeartbeat(now=now, process=msg.process, health=msg.state)
+    return None
+
+
+class Referee(Service):
+    """The game: the state machine, the logical board, the journal."""
+
+    name = "referee"
+
+    def __init__(self, config: Any, log: Any | None = None) -> None:
+        super().__init__(config, log)
+        self.settings = M.Settings.from_config(config)
+        self.state = M.initial_state(self.settings)
+        self.latest: GameState = M.game_state(self.state, time.monotonic())
+        self.journal: Any = None
+        self.snapshot = self.closing(
+            SnapshotServer(self.ctx, config.bus.snapshot, self.name, self._provide, config.bus)
+        )
+        self.journaled = 0
+
+    def _provide(self, topic: str) -> Message | None:
+        return self.latest if topic == "referee.state" else None
+
+    async def run(self) -> None:
+        journal, events, recovery = open_journal(self.config.referee.journal)
+        self.journal = self.closing(journal)
+        if recovery.problem:
+            self.log.warning(
+                "journal tail cut",
+                problem=recovery.problem,
+                cut_bytes=recovery.cut_bytes,
+                records=recovery.records,
+                journal=str(journal.path),
+            )
+        started = time.monotonic()
+        self.state = M.rebuild(events, M.initial_state(self.settings))
+        self.log.info(
+            "journal replayed",
+            records=recovery.records,
+            phase=self.state.phase,
+            game=self.state.game_id,
+            replay_ms=round((time.monotonic() - started) * 1000, 2),
+        )
+        sub = self.subscribe(TOPICS, include_frames=False)
+        server = asyncio.create_task(self.snapshot.serve(), name="referee.snapshot")
+        try:
+            await self.handle(Restarted(now=time.monotonic()))
+            await self._loop(sub)
+        finally:
+            server.cancel()
+            await asyncio.gather(server, return_exceptions=True)
+
+    async def _loop(self, sub: Any) -> None:
+        tick_s = self.config.referee.tick_period_s
+        publish_s = self.config.referee.publish_period_s
+        next_tick = time.monotonic() + tick_s
+        next_publish = time.monotonic() + publish_s
+        while True:
+            now = time.monotonic()
+            env = await sub.recv(timeout=max(0.0, min(next_tick, next_publish) - now))
+            now = time.monotonic()
+            if env is not None:
+                event = to_event(env, self.state, now, self.name)
+                if event is not None:
+                    await self.handle(event)
+            if now >= next_tick:
+                next_tick = now + tick_s
+                await self.handle(Tick(now=now))
+            if now >= next_publish:
+                next_publish = now + publish_s
+                self.latest = M.game_state(self.state, now)
+                await self.pub.publish("referee.state", self.latest)
+
+    async def handle(self, event: Event) -> None:
+        """Step, journal, act: the event is on disk before anything it caused happens."""
+        old = self.state
+        new, actions = M.step(old, event)
+        acts = any(not isinstance(a, Log) for a in actions)
+        if acts or new != old:
+            # A record that only moves a heartbeat time needs no fsync of its own: nothing acted on it,
+            # and the next record that does act syncs it too.
+            self.journal.append(event, sync=acts)
+            self.journaled += 1
+        self.state = new
+        self.health = "degraded" if new.fault or new.peers_down else "ok"
+        self.detail = new.fault or (f"waiting for {', '.join(new.peers_down)}" if new.peers_down else "")
+        for action in actions:
+            await self.carry_out(action)
+
+    async def carry_out(self, action: Action) -> None:
+        match action:
+            case Log():
+                getattr(self.log, action.severity, self.log.info)(
+                    action.reason, game=self.state.game_id, **action.fields
+                )
+            case PublishState():
+                self.latest = action.state
+                await self.pub.publish("referee.state", action.state)
+            case RequestMove():
+                await self.pub.publish("ai.request", action.request)
+            case SendCommand() | QueryCommand():
+                await self.pub.publish("actuator.command", action.command)
+            case ReplyOperator():
+                await self.pub.publish("operator.reply", action.reply)
+            case UseLocalEngine():
+                self.last_error = f"ai: {action.reason}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run_service(Referee, argv)
+    except M.SettingsError as exc:
+        print(f"referee: {exc}", file=sys.stderr)
+        return 2
