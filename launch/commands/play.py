@@ -24,6 +24,7 @@ from launch.recording import PUBLISHERS, Recording, RecordingError, ReplayStats,
 from messages import Channel
 from services.bus.client import Publisher
 from services.common import config as config_module
+from services.common import log as log_module
 from services.common.shell import load_config
 
 #: how long to let a fresh publisher's connection settle before the first message: a PUB socket drops
@@ -66,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     except (config_module.ConfigError, RecordingError) as exc:
         print(f"sanzi play: {exc}", file=sys.stderr)
         return 2
+    log_module.setup("play", "warning", "console", stream=sys.stderr)  # keep stdout for the counts
     stats = asyncio.run(_play(config, recording, args))
     if recording.tail is not None:
         print(f"sanzi play: warning: {recording.tail}", file=sys.stderr)

@@ -27,6 +27,7 @@ from launch.recording import (
 from messages import TOPICS, Channel
 from services.bus.client import Subscriber
 from services.common import config as config_module
+from services.common import log as log_module
 from services.common.shell import load_config
 
 
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     except RecordingError as exc:
         print(f"sanzi record: {exc}", file=sys.stderr)
         return 2
+    log_module.setup("record", "warning", "console", stream=sys.stderr)  # keep stdout for the counts
     if not args.quiet:
         print(f"recording {len(topics)} topics to {args.out}; Ctrl-C to stop", file=sys.stderr)
     try:

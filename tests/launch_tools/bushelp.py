@@ -79,3 +79,45 @@ async def wait_exit(proc: subprocess.Popen[str], timeout: float = DEADLINE_S) ->
         await asyncio.sleep(0.02)
     out, err = proc.communicate()
     return proc.returncode, out, err
+
+
+class BackgroundPublisher:
+    """Publishes ``make(i)`` on ``topic`` every ``period_s`` from a thread with its own loop and context,
+    until stopped; keeps every published header. For tests that run a blocking `sanzi` command in the
+    main thread (signal handlers need it) while traffic flows."""
+
+    def __init__(self, bus: Any, topic: str, make: Any, period_s: float = 0.01, source: str = "bg") -> None:
+        import threading
+
+        self.bus = bus
+        self.topic = topic
+        self.make = make
+        self.period_s = period_s
+        self.source = source
+        self.headers: list[messages.Header] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._run()), daemon=True)
+
+    async def _run(self) -> None:
+        import zmq.asyncio
+
+        ctx = zmq.asyncio.Context()
+        pub = Publisher(ctx, self.bus, self.source)
+        pub.open()
+        i = 0
+        try:
+            while not self._stop.is_set():
+                i += 1
+                self.headers.append(await pub.publish(self.topic, self.make(i)))
+                await asyncio.sleep(self.period_s)
+        finally:
+            pub.close()
+            ctx.destroy(linger=0)
+
+    def __enter__(self) -> BackgroundPublisher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
