@@ -59,8 +59,18 @@ class FrameController(MotionController):
 
     protocol = "frame"
 
-    def __init__(self, port: str, baudrate: int = 115200, *, timing: Timing | None = None, log: Any = None):
+    def __init__(
+        self,
+        port: str,
+        baudrate: int = 115200,
+        *,
+        timing: Timing | None = None,
+        reset_on_connect: bool = True,
+        log: Any = None,
+    ):
         super().__init__()
+        #: RESET at connect (the service: a clean start); `sanzi motion` keeps the state instead.
+        self.reset_on_connect = reset_on_connect
         self.port = port
         self.timing = timing or Timing()
         self.log = log or get_log(component="frame")
@@ -191,8 +201,9 @@ class FrameController(MotionController):
                 " rate, and powered?"
             ) from None
         self.firmware = version.decode("ascii", errors="replace")
-        # Empty whatever a previous host left queued; the controller enters alarm if it was moving.
-        await self._transact(fp.Command.RESET)
+        if self.reset_on_connect:
+            # Empty whatever a previous host left queued; the controller enters alarm if it was moving.
+            await self._transact(fp.Command.RESET)
         status = await self.status()
         if status.in_alarm:
             self.position_lost = True

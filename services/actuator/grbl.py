@@ -173,9 +173,12 @@ class GrblController(MotionController):
         timing: Timing | None = None,
         magnet_on: str = "M8",
         magnet_off: str = "M9",
+        reset_on_connect: bool = True,
         log: Any = None,
     ) -> None:
         super().__init__()
+        #: soft-reset at connect (the service: a clean start); `sanzi motion` keeps the state instead.
+        self.reset_on_connect = reset_on_connect
         self.port = port
         self.timing = timing or Timing()
         self.magnet_on_code = magnet_on
@@ -346,6 +349,31 @@ class GrblController(MotionController):
 
     async def _connect(self) -> str:
         self.link.discard_input()  # whatever waited in the port's buffer belongs to no one
+        if self.reset_on_connect:
+            banner = await self._reset_and_check()
+        else:
+            # Keep the controller's state (a held piece stays held): no wake-up lines (their ``ok`` would
+            # race with ours), just check that it answers and is GRBL.
+            await self.status()
+            banner = ""
+        try:
+            info = await self._command("$I")
+        except ControllerError as exc:  # build info is a courtesy; some clones lock it in alarm
+            info = []
+            self.log.info("no build info", reason=str(exc))
+        if not banner and not any(line.startswith("[VER:" + SUPPORTED_MAJOR) for line in info):
+            await self.close()
+            raise ControllerProtocolError(f"{self.port} answers but says no GRBL 1.x version: {info!r}")
+        self.firmware = " ".join([banner, *info]).strip()
+        status = await self.status()
+        if status.in_alarm:
+            # GRBL is locked when homing is required after power-on or a reset cut motion: position unknown.
+            self.alarm_text = self.alarm_text or "controller locked (alarm state): home or unlock it"
+            self.position_lost = True
+        self.log.info("controller ready", firmware=self.firmware, status=str(status))
+        return self.firmware
+
+    async def _reset_and_check(self) -> str:
         self._write(WAKE_UP)
         banner = ""
         for attempt in range(1 + self.timing.retries):
@@ -368,20 +396,7 @@ class GrblController(MotionController):
             )
         if not version.startswith(EXPECTED_VERSION):
             self.log.warning("GRBL version differs from the tested one", banner=banner)
-        self.firmware = banner
-        try:
-            info = await self._command("$I")
-            self.firmware = " ".join([banner, *info])
-        except ControllerError as exc:  # build info is a courtesy; some clones lock it in alarm
-            self.log.info("no build info", reason=str(exc))
-        status = await self.status()
-        if status.in_alarm:
-            # After a reset GRBL is locked when homing is required or motion was cut: position unknown.
-            self.alarm = self.alarm or 0
-            self.alarm_text = self.alarm_text or "controller locked after reset: home or unlock it"
-            self.position_lost = True
-        self.log.info("controller ready", firmware=self.firmware, status=str(status))
-        return self.firmware
+        return banner
 
     async def _soft_reset(self) -> str:
         loop = asyncio.get_running_loop()

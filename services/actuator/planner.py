@@ -113,6 +113,43 @@ class Plan:
     targets: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
+def rise_steps(start: tuple[float, float, float], motion: Motion) -> list[Step]:
+    """Rise straight up to the travel height where the gripper is, if it is lower."""
+    sx, sy, sz = start
+    if sz < motion.travel_z - Z_EPSILON_MM:
+        return [MoveStep(sx, sy, motion.travel_z, motion.feed_z, "rise where we are")]
+    return []
+
+
+def pick_steps(at: tuple[float, float], motion: Motion, *, after: tuple[Step, ...] = ()) -> list[Step]:
+    """From the travel height: travel over ``at``, descend, magnet on once arrived, dwell, lift."""
+    m = motion
+    return [
+        MoveStep(at[0], at[1], m.travel_z, m.feed_xy, "travel to the piece"),
+        MoveStep(at[0], at[1], m.pick_z, m.feed_z, "descend onto the piece"),
+        WaitStep("at the piece"),
+        MagnetStep(True),
+        DwellStep(m.dwell_s),
+        *after,
+        MoveStep(at[0], at[1], m.travel_z, m.feed_z, "lift the piece"),
+    ]
+
+
+def drop_steps(at: tuple[float, float], motion: Motion, *, after: tuple[Step, ...] = ()) -> list[Step]:
+    """From the travel height: carry over ``at``, lower, release once arrived, dwell, rise clear, wait."""
+    m = motion
+    return [
+        MoveStep(at[0], at[1], m.travel_z, m.feed_xy, "carry the piece"),
+        MoveStep(at[0], at[1], m.pick_z, m.feed_z, "lower the piece"),
+        WaitStep("at the target"),
+        MagnetStep(False),
+        DwellStep(m.dwell_s),
+        *after,
+        MoveStep(at[0], at[1], m.travel_z, m.feed_z, "rise clear"),
+        WaitStep("done"),
+    ]
+
+
 def pick_and_place(
     start: tuple[float, float, float],
     pick: tuple[float, float],
@@ -123,29 +160,11 @@ def pick_and_place(
     after_drop: tuple[Step, ...] = (),
 ) -> list[Step]:
     """The steps that carry the piece at ``pick`` to ``drop``, starting from ``start`` (x, y, z)."""
-    m = motion
-    steps: list[Step] = []
-    sx, sy, sz = start
-    if sz < m.travel_z - Z_EPSILON_MM:
-        steps.append(MoveStep(sx, sy, m.travel_z, m.feed_z, "rise where we are"))
-    steps += [
-        MoveStep(pick[0], pick[1], m.travel_z, m.feed_xy, "travel to the piece"),
-        MoveStep(pick[0], pick[1], m.pick_z, m.feed_z, "descend onto the piece"),
-        WaitStep("at the piece"),
-        MagnetStep(True),
-        DwellStep(m.dwell_s),
-        *after_pick,
-        MoveStep(pick[0], pick[1], m.travel_z, m.feed_z, "lift the piece"),
-        MoveStep(drop[0], drop[1], m.travel_z, m.feed_xy, "carry the piece"),
-        MoveStep(drop[0], drop[1], m.pick_z, m.feed_z, "lower the piece"),
-        WaitStep("at the target"),
-        MagnetStep(False),
-        DwellStep(m.dwell_s),
-        *after_drop,
-        MoveStep(drop[0], drop[1], m.travel_z, m.feed_z, "rise clear"),
-        WaitStep("done"),
+    return [
+        *rise_steps(start, motion),
+        *pick_steps(pick, motion, after=after_pick),
+        *drop_steps(drop, motion, after=after_drop),
     ]
-    return steps
 
 
 def check_no_drag(
