@@ -110,9 +110,10 @@ class CameraModel:
         """A camera at ``distance_mm`` from ``target_mm`` (on the table), its optical axis through it.
 
         ``tilt_deg`` tips the camera about its image x axis (a positive tilt moves the camera towards
-        -y, the top of the image, and it looks down-table), ``roll_deg`` about its image y axis, ``yaw_deg`` turns the image about the
-        optical axis. The focal length is ``focal_px``, or the largest one that keeps the table rectangle
-        ``fit_mm = (x0, y0, x1, y1)`` inside the image with ``pad_px`` to spare.
+        -y, the top of the image, and it looks down-table), ``roll_deg`` about its image y axis,
+        ``yaw_deg`` turns the image about the optical axis. The focal length is ``focal_px``, or the
+        largest one that keeps the table rectangle ``fit_mm = (x0, y0, x1, y1)`` inside the image with
+        ``pad_px`` to spare.
 
         :raises CameraError: when neither ``focal_px`` nor ``fit_mm`` is given, or the fit is impossible.
         """

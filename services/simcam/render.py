@@ -39,7 +39,7 @@ PIECE_THICKNESS_MM: Final = 5.0
 #: plane that the homography describes), with the shadow of an edge this high.
 BOARD_EDGE_MM: Final = 2.0
 #: the gripper: magnet tube radius and length above the held piece, the carriage block (width along x,
-#: depth along y), its offset towards -y from the tube, and its height above the tube's top.
+#: depth along y), its offset towards +y from the tube, and its thickness above the tube's top.
 GRIPPER_TUBE_RADIUS_MM: Final = 8.0
 GRIPPER_TUBE_LENGTH_MM: Final = 55.0
 GRIPPER_CARRIAGE_MM: Final = (56.0, 40.0)
@@ -50,6 +50,10 @@ HAND_FINGERTIP_HEIGHT_MM: Final = 30.0
 HAND_PALM_HEIGHT_MM: Final = 55.0
 HAND_WRIST_HEIGHT_MM: Final = 70.0
 HAND_ELBOW_HEIGHT_MM: Final = 220.0
+#: pieces' tops are gently domed (normal tilt at the rim, before the bevel) and glossy (Phong exponent):
+#: the glare is a spot on the lit side.
+_DOME: Final = 0.35
+_SHININESS: Final = 250
 #: the quiet zone around each ArUco marker, in marker cells.
 MARKER_QUIET_CELLS: Final = 1
 #: canvas resolution: this many canvas pixels per image pixel at the finest point of the view.
@@ -454,7 +458,7 @@ class Renderer:
         rho = np.minimum(d / radius_px, 1.0)
         # a gently domed top with a rounded bevel near the rim: the normal tilts outwards
         bevel = 0.16
-        tilt = 0.22 * rho + np.where(rho > 1 - bevel, (rho - (1 - bevel)) / bevel * 1.2, 0.0)
+        tilt = _DOME * rho + np.where(rho > 1 - bevel, (rho - (1 - bevel)) / bevel * 1.2, 0.0)
         safe = np.maximum(d, 1e-6)
         nx, ny = tilt * dx / safe, tilt * dy / safe
         nz = np.ones_like(nx)
@@ -472,7 +476,7 @@ class Renderer:
         if st.glare > 0:
             half = light + np.array([0.0, 0.0, 1.0])
             half /= np.linalg.norm(half)
-            spec = np.maximum(0.0, nx * half[0] + ny * half[1] + nz * half[2]) ** 80
+            spec = np.maximum(0.0, nx * half[0] + ny * half[1] + nz * half[2]) ** _SHININESS
             spec *= st.glare * 1.1
             col = col + spec[..., None] * (255.0 - col) + spec[..., None] * 40.0
         sprite = (np.clip(col, 0, 255).astype(np.uint8), alpha)
@@ -560,7 +564,7 @@ class Renderer:
         tube = np.vstack([self._dropped(ring, bottom), self._dropped(ring, tube_top)])
         tube_hull = cv2.convexHull(tube.astype(np.float32)).reshape(-1, 2).astype(np.float64)
         cw, cd = GRIPPER_CARRIAGE_MM
-        cy = g.y_mm - GRIPPER_CARRIAGE_OFFSET_MM
+        cy = g.y_mm + GRIPPER_CARRIAGE_OFFSET_MM
         block = np.array(
             [
                 [g.x_mm - cw / 2, cy - cd / 2],
@@ -683,11 +687,11 @@ class Renderer:
         held_id = world.gripper.holding
         lying: list[tuple[PieceState, float]] = []
         held: PieceState | None = None
-        for piece in world.pieces:
+        # lower layers first (PieceState.layer); a piece overlapping one drawn before lies on top of it
+        for piece in sorted(world.pieces, key=lambda p: p.layer):
             if piece.where == "gripper" or (held_id is not None and piece.piece_id == held_id):
                 held = piece
                 continue
-            # a piece dropped onto another lies on top of it
             level = 0.0
             for other, other_level in lying:
                 if math.hypot(other.x_mm - piece.x_mm, other.y_mm - piece.y_mm) < d * 0.8:

@@ -22,6 +22,14 @@ class StyleError(ValueError):
     """An unknown preset name or a bad style value."""
 
 
+def _is_bgr(value: object) -> bool:
+    return (
+        isinstance(value, tuple | list)
+        and len(value) == 3
+        and all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 255 for c in value)
+    )
+
+
 @dataclass(frozen=True)
 class RenderStyle:
     """The look of a rendered frame. Frozen and hashable: renderers cache per style."""
@@ -66,6 +74,7 @@ class RenderStyle:
     texture_seed: int = 0
 
     def __post_init__(self) -> None:
+        self._check_types()
         if not 5.0 <= self.light_elevation_deg <= 90.0:
             raise StyleError(f"light_elevation_deg must be within [5, 90], got {self.light_elevation_deg}")
         if self.noise_sigma < 0 or self.blur_sigma < 0:
@@ -76,6 +85,31 @@ class RenderStyle:
                 raise StyleError(f"{name} must be within [0, 1], got {value}")
         if self.exposure <= 0:
             raise StyleError(f"exposure must be positive, got {self.exposure}")
+
+    def _check_types(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            kind = str(f.type)
+            if kind == "float":
+                if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                    raise StyleError(f"{f.name} must be a number, got {value!r}")
+            elif kind == "int":
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise StyleError(f"{f.name} must be an integer, got {value!r}")
+            elif kind.startswith("BGR"):
+                if value is None and "None" in kind:
+                    continue
+                if not _is_bgr(value):
+                    raise StyleError(f"{f.name} must be three integers 0..255 (B, G, R), got {value!r}")
+                object.__setattr__(self, f.name, tuple(value))
+            elif f.name == "tint":
+                if (
+                    not isinstance(value, tuple | list)
+                    or len(value) != 3
+                    or not all(isinstance(c, int | float) and 0.0 < c < 4.0 for c in value)
+                ):
+                    raise StyleError(f"tint must be three gains in (0, 4), got {value!r}")
+                object.__setattr__(self, f.name, tuple(float(c) for c in value))
 
     # -- derived quantities -----------------------------------------------------------------------
 

@@ -209,6 +209,8 @@ class PieceSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     #: "board", "supply", "table" or "gripper"; inferred when absent.
     where: Literal["board", "supply", "table", "gripper"] | None = None
     piece_id: int | None = None
+    #: stacking order among overlapping pieces (higher lies on top).
+    layer: int = 0
 
 
 class WorldFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -231,6 +233,7 @@ class WorldFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     board_colour: tuple[int, int, int] = (205, 210, 200)
     line_colour: tuple[int, int, int] = (35, 35, 35)
     piece_diameter_mm: float = 22.0
+    revision: int = 0
     #: ignored (lets a WorldState published on the bus, tag included, be read back as a world file).
     type: str | None = None
 
@@ -271,6 +274,7 @@ def _piece_from_spec(
         where=where,
         square=square_at(x, y, centre, angle, pitch) if where == "board" else None,
         slot=spec.slot if where == "supply" else None,
+        layer=spec.layer,
     )
 
 
@@ -337,6 +341,7 @@ def world_from_file(wf: WorldFile, table: TableConfig) -> WorldState:
         pieces=pieces,
         gripper=gripper,
         hand=wf.hand,
+        revision=wf.revision,
         **appearance,
     )
     return msgspec.structs.replace(world, board=board_of(world))

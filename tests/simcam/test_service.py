@@ -1,0 +1,141 @@
+"""The simcam process: the frame clock skips instead of falling behind; frames flow over a real bus."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+import pytest
+import zmq.asyncio
+
+from messages import CameraFrame, WorldState
+from services.bus.client import Publisher, Subscriber
+from services.simcam import world_from_board
+from services.simcam.core import FrameClock, FrameMaker, frame_to_image
+from services.simcam.service import SimCam
+
+REPO = Path(__file__).resolve().parents[2]
+DEADLINE_S = 10.0
+
+
+def test_clock_keeps_its_rate_when_on_time() -> None:
+    clock = FrameClock(0.1, start_s=100.0)
+    assert clock.next_delay(100.03) == pytest.approx(0.07)
+    assert clock.next_delay(100.12) == pytest.approx(0.08)  # tick 2 at 100.2
+    assert clock.skipped == 0 and clock.tick == 2
+
+
+def test_clock_skips_ticks_it_overran() -> None:
+    clock = FrameClock(0.1, start_s=0.0)
+    # the frame of tick 0 took 0.35 s: ticks 1, 2 and 3 are gone, the next is tick 4 at 0.4
+    assert clock.next_delay(0.35) == pytest.approx(0.05)
+    assert clock.tick == 4 and clock.skipped == 3
+    # exactly on a tick boundary: that tick is past too
+    assert clock.next_delay(0.5) == pytest.approx(0.1)
+    assert clock.tick == 6 and clock.skipped == 4
+    with pytest.raises(ValueError):
+        FrameClock(0.0, 0.0)
+
+
+def test_frame_maker_is_reproducible(config: Any) -> None:
+    w = world_from_board("X...O....", 12)
+    a, b = FrameMaker.from_config(config), FrameMaker.from_config(config)
+    fa = [a.frame(w, capture_ns=1) for _ in range(3)]
+    fb = [b.frame(w, capture_ns=1) for _ in range(3)]
+    assert [f.frame_id for f in fa] == [1, 2, 3]
+    assert fa == fb
+    assert fa[0].data != fa[1].data  # each frame its own noise
+    img = frame_to_image(fa[0])
+    assert img.shape == (480, 640, 3)
+    with pytest.raises(ValueError):
+        frame_to_image(msgspec.structs.replace(fa[0], data=b"short"))
+    with pytest.raises(ValueError):
+        frame_to_image(msgspec.structs.replace(fa[0], encoding="jpeg"))
+
+
+async def _frames_while_publishing(
+    pub: Publisher, sub: Subscriber, world: WorldState, count: int
+) -> list[Any]:
+    """Publish ``world`` on sim.world (10 Hz, like simworld) until ``count`` frames arrived."""
+    got: list[Any] = []
+    deadline = time.monotonic() + DEADLINE_S
+    next_world = 0.0
+    while len(got) < count and time.monotonic() < deadline:
+        if time.monotonic() >= next_world:
+            await pub.publish("sim.world", world)
+            next_world = time.monotonic() + 0.1
+        env = await sub.recv(timeout=0.05)
+        if env is not None and env.topic == "camera.frame":
+            got.append(env)
+    assert len(got) == count, f"only {len(got)} frames arrived"
+    return got
+
+
+async def test_frames_flow_over_the_bus(bus: Any) -> None:
+    config = msgspec.structs.replace(bus, simcam=msgspec.structs.replace(bus.simcam, fps=20.0))
+    service = SimCam(config)
+    task = asyncio.create_task(service.run())
+    ctx = zmq.asyncio.Context()
+    pub = Publisher(ctx, config.bus, "test")
+    pub.open()
+    sub = Subscriber(ctx, config.bus, ["camera.frame"])
+    try:
+        first = world_from_board("X........", 10)
+        got = await _frames_while_publishing(pub, sub, first, 3)
+        frames: list[CameraFrame] = [e.message for e in got]
+        assert all(f.encoding == "bgr8" and (f.width, f.height) == (640, 640 * 3 // 4) for f in frames)
+        assert all(len(f.data) == 640 * 480 * 3 for f in frames)
+        ids = [f.frame_id for f in frames]
+        assert ids == sorted(ids) and len(set(ids)) == 3
+        assert all(b.capture_ns > a.capture_ns for a, b in itertools.pairwise(frames))
+        # the camera follows the world: a new board shows on later frames
+        second = world_from_board("X...O...O", 10)
+        later = await _frames_while_publishing(pub, sub, second, 8)
+        last = frame_to_image(later[-1].message).astype(int)
+        assert np.abs(last - frame_to_image(frames[-1]).astype(int)).max() > 100
+        assert not task.done()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        pub.close()
+        sub.close()
+        service.close()
+        ctx.destroy(linger=0)
+
+
+async def test_process_publishes_frames_and_stops_on_sigterm(
+    bus: Any, subprocess_env: dict[str, str]
+) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "services.simcam", "--set", "simcam.fps=15"],
+        cwd=REPO,
+        env=subprocess_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    ctx = zmq.asyncio.Context()
+    pub = Publisher(ctx, bus.bus, "test")
+    pub.open()
+    sub = Subscriber(ctx, bus.bus, ["camera.frame"])
+    try:
+        got = await _frames_while_publishing(pub, sub, world_from_board("XO.......", -20), 2)
+        assert got[0].header.source == "simcam"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=DEADLINE_S) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=5)
+        if proc.stderr:
+            proc.stderr.close()
+        pub.close()
+        sub.close()
+        ctx.destroy(linger=0)
