@@ -86,12 +86,44 @@ def first_free_person() -> Person:
     return act
 
 
+def correct(world: World) -> bool:
+    """After an illegal turn: put the board back as the referee knows it, then play the first free square."""
+    world.physical = world.state.board
+    return first_free_person()(world)
+
+
+def cheat_move(world: World) -> bool:
+    """Move the device's first piece to the last free square, then play the first free square."""
+    board, device = world.state.board, world.state.device
+    source = J.squares_where(board, device)[0]
+    target = J.squares_where(board, J.EMPTY)[-1]
+    world.physical = J.put(J.put(world.physical, source, J.EMPTY), target, device)
+    world.place(J.squares_where(world.physical, J.EMPTY)[0], world.state.person)
+    return True
+
+
+def cheat_remove(world: World) -> bool:
+    """Take the device's last piece off the board (and do not move)."""
+    board, device = world.state.board, world.state.device
+    world.physical = J.put(world.physical, J.squares_where(board, device)[-1], J.EMPTY)
+    return True
+
+
+def two_pieces(world: World) -> bool:
+    free = J.squares_where(world.physical, J.EMPTY)
+    world.place(free[0], world.state.person)
+    world.place(free[1], world.state.person)
+    return True
+
+
 def scripted(*turns: Callable[[World], bool], then: Person | None = None) -> Person:
     """Plays ``turns`` in order (one per lamp), then ``then`` (default: first free square)."""
     queue = list(turns)
     rest = then or first_free_person()
 
     def act(world: World) -> bool:
+        if world.state.illegal and world.state.illegal != J.STABLE_TIMEOUT:
+            return correct(world)
         return queue.pop(0)(world) if queue else rest(world)
 
     return act
@@ -245,12 +277,14 @@ class World:
         self.operator(
             OperatorCommand(command_id=f"op-{task}-{len(self.replies)}", action="task", task=task, **kw)
         )
-        assert self.replies[-1].ok, self.replies[-1]
+        # (killed before answering, the referee still took the task: the journal holds it; the operator's
+        # retry with the same id would be answered from the journaled reply)
+        assert self.crashes or self.replies[-1].ok, self.replies
         self.changed()
 
     def run(self, until: Callable[[World], bool] | None = None, limit_s: float = 600.0) -> None:
         """Run until the game is over (or ``until``), at most ``limit_s`` of simulated time."""
-        until = until or (lambda w: w.state.phase == M.GAME_OVER)
+        until = until or (lambda w: w.state.phase == M.GAME_OVER and w.now >= w.down_until)
         end = self.now + limit_s
         while not until(self):
             t, _, kind, payload = heapq.heappop(self._queue)
