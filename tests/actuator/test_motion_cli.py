@@ -51,8 +51,10 @@ def test_home_goto_pick_place(port: Any, protocol: str, capsys: pytest.CaptureFi
     assert "Idle at X150.000 Y150.000 Z20.000 magnet off" in capsys.readouterr().out
 
 
-def test_alarm_is_shown_and_motion_refused(port: Any, protocol: str, capsys: pytest.CaptureFixture[str]) -> None:
-    ctl, path = port
+def test_alarm_is_shown_and_motion_refused(
+    port: Any, protocol: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, path = port
     common = ["--port", path, "--protocol", protocol]
     if protocol == "grbl":  # GRBL starts locked (homing switches); the frame controller starts idle
         assert sanzi(*common, "status") == 0
@@ -63,7 +65,9 @@ def test_alarm_is_shown_and_motion_refused(port: Any, protocol: str, capsys: pyt
     assert sanzi(*common, "goto", "10", "10", "5") == 0
 
 
-def test_raw_lines_on_grbl_and_refused_on_frame(port: Any, protocol: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_raw_lines_on_grbl_and_refused_on_frame(
+    port: Any, protocol: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     _, path = port
     code = sanzi("--port", path, "--protocol", protocol, "raw", "$I")
     captured = capsys.readouterr()
