@@ -154,27 +154,6 @@ def fresh_state(config: Any) -> None:
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
-def _find_calibrator() -> Callable[..., Any]:
-    """The pure ``calibrate_from_image(image, table)`` of the calibration tool."""
-    candidates = ("services.actuator.calibration", "services.actuator.calibrate", "launch.commands.calibrate")
-    import importlib
-
-    for name in candidates:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-            continue
-        fn = getattr(module, "calibrate_from_image", None)
-        if fn is not None:
-            return fn  # type: ignore[no-any-return]
-    raise SimError(
-        "no calibrate_from_image() found (looked in " + ", ".join(candidates) + "); "
-        "the simulator needs it to compute calibration.homography"
-    )
-
-
 def calibrate_simulator(config: Any) -> tuple[list[float], float]:
     """Calibrate the simulated camera as a person would calibrate the real one: render the initial world
     (empty board at the configured pose, full supplies, the ArUco markers), find the markers, fit the
@@ -183,12 +162,11 @@ def calibrate_simulator(config: Any) -> tuple[list[float], float]:
     :raises SimError: when the markers are not found or the simulated camera is missing.
     """
     try:
-        from services.simcam.camera import CameraModel
-        from services.simcam.render import render
+        from services.actuator.calibration import calibrate_from_image
+        from services.simcam.core import FrameMaker, frame_to_image
         from services.simcam.world import world_from_board
     except ImportError as exc:
-        raise SimError(f"the simulated camera is not available: {exc}") from None
-    calibrate = _find_calibrator()
+        raise SimError(f"the simulated camera or the calibration is not available: {exc}") from None
     sw = config.simworld
     world = world_from_board(
         EMPTY_BOARD,
@@ -199,11 +177,11 @@ def calibrate_simulator(config: Any) -> tuple[list[float], float]:
         line_width_mm=sw.line_width_mm,
         piece_diameter_mm=sw.piece_diameter_mm,
     )
-    camera = CameraModel.from_config(config.simcam, config.table)
-    image = render(world, camera, seed=config.simcam.seed, table=config.table)
+    # Exactly the frame the simulated camera process would publish for this world.
+    image = frame_to_image(FrameMaker.from_config(config).frame(world))
     try:
-        result = calibrate(image, config.table)
-    except Exception as exc:  # the calibrator's own errors say what failed
+        result = calibrate_from_image(image, config.table)
+    except Exception as exc:  # CalibrationError and friends say what failed
         raise SimError(f"calibrating the simulated camera failed: {exc}") from exc
     return _homography_of(result)
 
@@ -272,12 +250,17 @@ class TaskPlan:
         return self.task == 4 and self.policy.startswith("mistake")
 
     @property
+    def misbehaviours(self) -> frozenset[str]:
+        """The misbehaviours' names (without a ``:N`` move number)."""
+        return frozenset(m.partition(":")[0] for m in self.misbehave)
+
+    @property
     def expects_cheat(self) -> bool:
-        return bool(CHEATS & set(self.misbehave))
+        return bool(CHEATS & self.misbehaviours)
 
     @property
     def expects_illegal(self) -> bool:
-        return bool(ILLEGAL_KINDS & set(self.misbehave))
+        return bool(ILLEGAL_KINDS & self.misbehaviours)
 
 
 @dataclass(frozen=True)
@@ -424,7 +407,7 @@ def judge(plan: TaskPlan, seen: Observed) -> Verdict:
     if world.gripper.holding is not None:
         reasons.append(f"the gripper still holds piece {world.gripper.holding}")
     off_board = [p.piece_id for p in world.pieces if p.where == "table"]
-    if off_board and "remove-device-piece" not in plan.misbehave:
+    if off_board and "remove-device-piece" not in plan.misbehaviours:
         reasons.append(f"pieces {off_board} lie on the table off the board")
     placed = [p.square for p in state.placements if p.kind == "place"]
     if len(placed) != len(set(placed)):
@@ -613,7 +596,7 @@ class SimSession:
         self.sub = Subscriber(
             self.ctx,
             config.bus,
-            ["referee.state", "operator.", "sim.world", "sim.action", "sim.human", "vision.stable"],
+            ["referee.state", "operator.", "sim.", "vision.stable"],
             name=self.SOURCE,
         )
         self.nonce = nonce or f"{os.getpid():x}{time.time_ns() & 0xFFFFFF:06x}"

@@ -220,3 +220,19 @@ def test_simulator_config_rebases_state_and_sets_seeds(config: Any) -> None:
     (state / "junk").write_text("x")
     simrun.fresh_state(cfg)
     assert state.is_dir() and not (state / "junk").exists()
+
+
+def test_simulator_calibration_matches_the_simulated_camera(config: Any) -> None:
+    """The homography found from the rendered markers maps pixels to the table as the camera model does."""
+    import numpy as np
+
+    from services.simcam.camera import CameraModel
+
+    homography, error_mm = simrun.calibrate_simulator(config)
+    assert 0 <= error_mm < 1.0
+    found = np.asarray(homography).reshape(3, 3)
+    truth = CameraModel.from_config(config.simcam, config.table).image_to_table_homography()
+    for u, v in [(320, 240), (100, 80), (540, 400)]:
+        a = found @ (u, v, 1.0)
+        b = truth @ (u, v, 1.0)
+        assert np.allclose(a[:2] / a[2], b[:2] / b[2], atol=1.0)

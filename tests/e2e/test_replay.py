@@ -1,0 +1,161 @@
+"""Replay: record a game, then replay its vision, panel and actuator topics (and the operator's command)
+instead of the simulator into a fresh referee and AI with the same seed, and get the same decisions:
+the same move requests, the same moves, the same actuator commands (ids included), the same result.
+
+Like openpilot's process replay: recorded inputs into the real process, outputs diffed, timestamps
+ignored."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from launch import recording, simrun
+from launch.processes import PROCESSES
+from launch.simrun import Progress, SimOptions, SimSession
+from messages import ActuatorCommand, GameState, MoveReply, MoveRequest
+from services.bus.client import Publisher, Subscriber
+
+from .conftest import SEED, SPEED, short_runtime, sim_stack, table
+
+pytestmark = pytest.mark.e2e
+
+#: What the recording stands in for, and what the fresh stack runs.
+STAND_INS = ("vision", "led", "actuator")
+UNDER_TEST = {"bus", "referee", "ai"}
+#: The referee's decisions that must come out the same.
+DECISIONS = ("ai.request", "ai.reply", "actuator.command")
+REPLAY_TIMEOUT_S = 120.0
+
+
+def decision(topic: str, message: Any) -> tuple[Any, ...] | None:
+    """The part of a message that is a decision (ids and contents, not timestamps); None to ignore."""
+    if isinstance(message, MoveRequest):
+        return ("request", message.request_id, message.board, message.to_move, message.first_square)
+    if isinstance(message, MoveReply):
+        return ("reply", message.request_id, message.square)
+    if isinstance(message, ActuatorCommand):
+        if message.kind == "query":
+            return None  # how often the referee asks depends on timing, not on its decisions
+        return (
+            "command",
+            message.command_id,
+            message.kind,
+            message.colour,
+            message.from_square,
+            message.to_square,
+        )
+    return None
+
+
+def first_occurrences(items: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Drop repeats (a re-sent command is the same decision)."""
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            out.append(item)
+    return out
+
+
+async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
+    (plan,) = simrun.plan_tasks(SimOptions(tasks=(4,), seed=SEED + 30, speed=SPEED), sim.config)
+    async with SimSession(sim.config) as session:
+        sub = Subscriber(session.ctx, sim.config.bus, [""], include_frames=False, name="recorder")
+        writer = recording.RecordingWriter(path)
+        stop = asyncio.Event()
+        heard = asyncio.Event()
+        recorder = asyncio.create_task(
+            recording.record_bus(
+                sub, writer, recording.match_topics(None), stop, on_record=lambda _record: heard.set()
+            )
+        )
+        try:
+            await asyncio.wait_for(heard.wait(), timeout=10)  # the recorder is connected
+            result = await simrun.run_task(session, plan, Progress(sys.stderr))
+        finally:
+            stop.set()
+            await recorder
+            writer.close()
+            sub.close()
+    return result, result.seen.game_id
+
+
+def _recorded(path: Path, game_id: str) -> tuple[list[tuple[Any, ...]], GameState | None]:
+    decisions: list[tuple[Any, ...]] = []
+    final: GameState | None = None
+    for record in recording.Recording(path):
+        if record.topic in DECISIONS:
+            d = decision(record.topic, record.envelope().message)
+            if d is not None:
+                decisions.append(d)
+        elif record.topic == "referee.state":
+            state = record.envelope().message
+            if isinstance(state, GameState) and state.game_id == game_id and state.result:
+                final = state
+    return first_occurrences(decisions), final
+
+
+async def _replay(sim: Any, path: Path, game_id: str) -> tuple[list[tuple[Any, ...]], GameState | None]:
+    stand_in = recording.make_filter(None, STAND_INS)
+    records = [r for r in recording.Recording(path) if stand_in(r) or r.topic == "operator.command"]
+    async with SimSession(sim.config) as session:
+        out = Subscriber(session.ctx, sim.config.bus, list(DECISIONS), name="replay-check")
+        publisher = Publisher(session.ctx, sim.config.bus, "replay")
+        publisher.open()
+        decisions: list[tuple[Any, ...]] = []
+        final: GameState | None = None
+        replay = asyncio.create_task(recording.replay_into(records, publisher, rate=1.0))
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + REPLAY_TIMEOUT_S
+            while loop.time() < deadline:
+                env = await out.recv(timeout=0.1)
+                if env is not None:
+                    d = decision(env.topic, env.message)
+                    if d is not None:
+                        decisions.append(d)
+                await session.pump(0)
+                s = session.state
+                if s is not None and s.game_id == game_id and s.result:
+                    final = s
+                    break
+                if replay.done() and final is None and not await _still_moving(session):
+                    break
+        finally:
+            replay.cancel()
+            await asyncio.gather(replay, return_exceptions=True)
+            out.close()
+            publisher.close()
+    return first_occurrences(decisions), final
+
+
+async def _still_moving(session: SimSession) -> bool:
+    """After the replay ran out, give the referee a moment to finish what it received."""
+    return await session.pump(2.0)
+
+
+async def test_replayed_game_gives_the_same_decisions(tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = short_runtime(tmp_path_factory, "rec") / "game.sanzilog"
+    with sim_stack(short_runtime(tmp_path_factory, "live")) as live:
+        result, game_id = await _record_game(live, path)
+    assert result.verdict.ok, table([result])
+    recorded, recorded_final = _recorded(path, game_id)
+    assert recorded_final is not None and recorded, "the recording holds no finished game"
+    not_run = {p.name for p in PROCESSES} - UNDER_TEST
+    with sim_stack(short_runtime(tmp_path_factory, "replay"), exclude=not_run) as fresh:
+        replayed, replayed_final = await _replay(fresh, path, game_id)
+    assert replayed == recorded, "decisions differ:\n" + "\n".join(
+        f"{a!s:70} | {b!s}" for a, b in zip(recorded, replayed + [()] * len(recorded), strict=False)
+    )
+    assert replayed_final is not None, f"the replayed game did not end {fresh.where()}"
+    assert (replayed_final.result, replayed_final.moves, replayed_final.board) == (
+        recorded_final.result,
+        recorded_final.moves,
+        recorded_final.board,
+    )
