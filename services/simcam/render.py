@@ -582,13 +582,13 @@ class Renderer:
         carriage_top = tube_top + GRIPPER_CARRIAGE_THICKNESS_MM
         box = np.vstack([self._dropped(block, carriage_bottom), self._dropped(block, carriage_top)])
         box_hull = cv2.convexHull(box.astype(np.float32)).reshape(-1, 2).astype(np.float64)
-        metal = (150, 150, 155)
+        metal = (150, 150, 155)  # the tube's top face
         shapes = [
             (tube_hull, (95, 95, 100)),
             (self._dropped(centre + (ring - centre) * 0.85, tube_top), metal),
             (self._dropped(bracket, tube_top + 2.0), (120, 120, 125)),
-            (box_hull, (70, 72, 78)),
-            (self._dropped(block, carriage_top), (175, 178, 182)),
+            (box_hull, (52, 54, 60)),
+            (self._dropped(block, carriage_top), (104, 106, 112)),
         ]
         shadows = []
         for poly_mm, h in ((ring, (bottom + tube_top) / 2), (block, carriage_top)):
@@ -718,12 +718,14 @@ class Renderer:
         if world.hand.present:
             hand_polys, sigma = self._hand_shadow(world)
             _darken(canvas, hand_polys, sigma, st.shadow_strength)
+        # painter's order by height: the held piece (below the palm), the hand, the gripper's head (its
+        # carriage rides above the palm)
         if held is not None:
             self._draw_piece(canvas, (g.x_mm, g.y_mm), held_bottom, d, self._piece_colour(held))
-        for poly, colour in gripper_shapes:
-            cv2.fillPoly(canvas, [_fixed(poly)], colour, cv2.LINE_AA, _SHIFT)
         if world.hand.present:
             self._draw_hand(canvas, world)
+        for poly, colour in gripper_shapes:
+            cv2.fillPoly(canvas, [_fixed(poly)], colour, cv2.LINE_AA, _SHIFT)
         return canvas
 
     def render(self, world: WorldState, *, seed: int, reuse: bool = True) -> np.ndarray:
@@ -742,12 +744,15 @@ class Renderer:
                 img = cv2.GaussianBlur(img, (0, 0), st.blur_sigma)
             img = cv2.multiply(img, self._gain, scale=1.0 / 128.0)
             self._last_look, self._last_image = look, img
-        if self._noise is None:
-            return img.copy()  # the caller may draw on it; the cached image must stay as it is
-        pos, neg = self._noise
         rng = np.random.default_rng(seed & 0xFFFFFFFFFFFFFFFF)
         oy, ox = (int(v) for v in rng.integers(0, _NOISE_MARGIN, 2))
         flip = bool(rng.integers(0, 2))
+        if st.flicker > 0:
+            # the light or the auto-exposure wavers from frame to frame
+            img = cv2.convertScaleAbs(img, alpha=max(0.0, 1.0 + st.flicker * float(rng.normal())))
+        if self._noise is None:
+            return img.copy()  # the caller may draw on it; the cached image must stay as it is
+        pos, neg = self._noise
         h, w = img.shape[:2]
         p = pos[oy : oy + h, ox : ox + w]
         n = neg[oy : oy + h, ox : ox + w]

@@ -44,6 +44,8 @@ class RenderStyle:
     vignette: float = 0.18
     #: overall gain (1 = nominal exposure).
     exposure: float = 1.0
+    #: frame-to-frame brightness wavering (standard deviation of a per-frame gain, e.g. 0.01 = 1%).
+    flicker: float = 0.0
     #: per-channel white balance gains (B, G, R).
     tint: tuple[float, float, float] = (1.0, 1.0, 1.0)
     #: sensor noise, standard deviation in grey levels.
@@ -59,7 +61,7 @@ class RenderStyle:
     shadow_softness_mm: float = 3.0
     #: the table top: base colour and the amplitude of its low-frequency blotches (grey levels).
     table_colour: BGR = (88, 108, 128)
-    table_texture: float = 7.0
+    table_texture: float = 5.0
     #: board colours; None keeps the world's own (WorldState.board_colour / line_colour).
     board_colour: BGR | None = None
     line_colour: BGR | None = None
@@ -79,7 +81,7 @@ class RenderStyle:
             raise StyleError(f"light_elevation_deg must be within [5, 90], got {self.light_elevation_deg}")
         if self.noise_sigma < 0 or self.blur_sigma < 0:
             raise StyleError("noise_sigma and blur_sigma must not be negative")
-        for name in ("light_gradient", "vignette", "glare", "shadow_strength", "hotspot"):
+        for name in ("light_gradient", "vignette", "glare", "shadow_strength", "hotspot", "flicker"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise StyleError(f"{name} must be within [0, 1], got {value}")
@@ -180,6 +182,7 @@ class RenderStyle:
             light_gradient=float(rng.uniform(0.0, 0.4)),
             vignette=float(rng.uniform(0.0, 0.35)),
             exposure=float(rng.uniform(0.75, 1.2)),
+            flicker=float(rng.uniform(0.0, 0.02)),
             tint=tuple(float(x) for x in rng.uniform(0.9, 1.1, 3)),  # type: ignore[arg-type]
             noise_sigma=float(rng.uniform(0.5, 7.0)),
             blur_sigma=float(rng.uniform(0.0, 1.4)),
@@ -188,7 +191,7 @@ class RenderStyle:
             shadow_strength=float(rng.uniform(0.2, 0.6)),
             shadow_softness_mm=float(rng.uniform(1.0, 6.0)),
             table_colour=table,
-            table_texture=float(rng.uniform(0.0, 14.0)),
+            table_texture=float(rng.uniform(0.0, 9.0)),
             board_colour=board,
             line_colour=lines,
             board_texture=float(rng.uniform(0.0, 6.0)),
@@ -211,6 +214,7 @@ PRESETS: Final[dict[str, dict[str, object]]] = {
         "hotspot": 0.0,
         "table_texture": 0.0,
         "board_texture": 0.0,
+        "flicker": 0.0,
     },
     "dark": {
         "board_colour": (42, 46, 52),
@@ -227,5 +231,5 @@ PRESETS: Final[dict[str, dict[str, object]]] = {
         "hotspot": 0.2,
         "shadow_strength": 0.6,
     },
-    "dim": {"exposure": 0.6, "noise_sigma": 7.0, "blur_sigma": 1.0, "vignette": 0.3},
+    "dim": {"exposure": 0.6, "noise_sigma": 7.0, "blur_sigma": 1.0, "vignette": 0.3, "flicker": 0.02},
 }
