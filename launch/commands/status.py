@@ -78,13 +78,12 @@ def build_status(
         running = info["statename"] == "RUNNING"
         beat = heartbeats.get(name)
         heartbeat_age = round((now_ns - beat[1]) / 1e9, 3) if beat else None
-        error = ""
+        # The heartbeat's own account first, then the log's last error line (it says why a process
+        # died), then supervisord's generic spawn error ("Exited too quickly").
         if beat and beat[0].last_error:
             error = beat[0].last_error
-        elif info.get("spawnerr"):
-            error = str(info["spawnerr"])
         else:
-            error = log_errors.get(name, "")
+            error = log_errors.get(name, "") or str(info.get("spawnerr") or "")
         rows.append(
             ProcessStatus(
                 name=name,

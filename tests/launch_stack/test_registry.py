@@ -67,3 +67,14 @@ def test_required_peers_and_lookups() -> None:
 def test_bus_starts_first() -> None:
     bus = processes.get("bus")
     assert all(bus.priority < p.priority for p in PROCESSES if p is not bus)
+
+
+def test_the_recorder_stands_in_for_processes_as_the_registry_says() -> None:
+    """`sanzi play --instead-of` must replay what the registry says a process publishes."""
+    from launch import recording
+
+    for name, topics in recording.PUBLISHERS.items():
+        assert set(topics) == set(processes.published_by(name)), name
+    for spec in PROCESSES:
+        if spec.publishes:
+            assert spec.name in recording.PUBLISHERS, spec.name
