@@ -13,3 +13,11 @@ class SimHumanConfig(Section):
     seed: int = 0
     #: seconds the person thinks before acting (divided by the speed factor).
     think_s: float = 1.5
+    #: seconds the hand hovers over a square before putting a piece down (divided by the speed factor).
+    reach_s: float = 0.4
+    #: seconds the button is held down (divided by the speed factor).
+    press_s: float = 0.15
+    #: hand-in-view: seconds the hand stays over the board after the button press (divided by speed).
+    hand_linger_s: float = 3.0
+    #: contact bounces at each button edge (extra short level changes), 0 = a clean switch.
+    bounce: int = 0

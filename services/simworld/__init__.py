@@ -19,8 +19,9 @@ Start the emulated controller in-process (e.g. in an actuator test) on a real ps
 - GRBL starts like a machine with homing switches: banner, ``[MSG:'$H'|'$X' to unlock]`` and state
   ``Alarm`` until ``$H`` (homing, ``simworld.homing_s`` / speed) or ``$X``; pass
   ``config.simworld.homing_lock = False`` (``--set simworld.homing_lock=false``) to start ``Idle``.
-- The power-on banner is already waiting in the pty when the client opens it; send ``0x18`` and read the
-  banner again for a clean start, or ``ser.reset_input_buffer()``.
+- The power-on banner is printed when the controller starts, before any client opens the port, and
+  pyserial's ``open()`` flushes it (like a controller without a DTR reset): send ``0x18`` and read the
+  banner (``Grbl 1.1h ['$' for help]``) for a clean start.
 - Faults: ``EmulatedController(..., faults=["drop:1", "lose-reply:2"])`` or ``ctl.inject("garbage")`` at
   run time; kinds drop, lose-reply, garbage, stall, alarm (see :mod:`.faults`).
 - The truth: ``ctl.snapshot()`` -> :class:`messages.WorldState` (thread-safe); ``ctl.world`` is the

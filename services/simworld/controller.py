@@ -212,6 +212,8 @@ class EmulatedController:
             self.link_path = str(link)
             path = self.link_path
         self._wake = os.pipe()
+        with self.lock:
+            self._write(self._take_output())  # the power-on banner is in the port before we return
         self._stop.clear()
         self._thread = threading.Thread(target=self._serve, name="simworld-controller", daemon=True)
         self._thread.start()

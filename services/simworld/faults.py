@@ -2,7 +2,8 @@
 
 Kinds (``simworld.faults`` entries like ``"drop:1"``, or a ``sim.fault`` message):
 
-- ``drop``: the next move made while holding a piece drops it half-way (the piece lands there);
+- ``drop``: the next move across the table (x-y) made while holding a piece drops it half-way (the
+  piece lands there);
 - ``lose-reply``: the next command reply (``ok``/``error:N``, or a reply frame) is not sent, although the
   command was carried out (a frame retry then gets the stored reply);
 - ``garbage``: random bytes come before the next command reply (GRBL: one line of junk);

@@ -170,6 +170,7 @@ class GrblEngine:
                 self._lines.append("\x00overflow" if self._overflow else line)
                 self._rx.clear()
                 self._overflow = False
+                self.tick(now)  # execute it before any later real-time byte is looked at
             elif byte >= 0x80:
                 continue  # extended real-time commands (overrides, jog cancel): not emulated
             elif len(self._rx) >= LINE_MAX:

@@ -24,6 +24,8 @@ from .world import World
 
 #: tolerance on travel limits (mm), so that a target exactly on the edge is inside.
 LIMIT_EPSILON_MM: Final = 1e-6
+#: a move shorter than this in x-y is a lift or a descent (the drop fault waits for a carrying move).
+MIN_TRAVEL_MM: Final = 1.0
 
 Position = tuple[float, float, float]
 BlockKind = Literal["move", "home", "dwell", "magnet"]
@@ -199,7 +201,10 @@ class Planner:
         block.t0 = min(now, max(self._last_end, block.queued_at))
         block.start = self.position()
         if block.kind == "move":
-            if self.world.gripper.holding is not None and self.faults.take("drop"):
+            assert block.target is not None
+            travels = math.dist(block.start[:2], block.target[:2]) >= MIN_TRAVEL_MM
+            # A piece slips off while it is carried across the table, not while it is lifted.
+            if travels and self.world.gripper.holding is not None and self.faults.take("drop"):
                 block.drop_pending = True
             if self.faults.take("alarm"):
                 block.alarm_pending = True

@@ -337,8 +337,12 @@ class World:
         return value
 
     def _person_piece(self, colour: Colour) -> Piece:
-        """The piece the person takes: from their supply's last occupied slot downwards, else a loose
-        piece of that colour lying on the table (one they took off the board earlier)."""
+        """The piece the person takes: a loose piece of that colour lying on the table (one they took
+        off the board earlier: a person picks up what they just put aside), else from the supply's last
+        occupied slot downwards (the device takes from slot 0 upwards)."""
+        loose = [p for p in self.pieces if p.colour == colour and self.where(p) == "table"]
+        if loose:
+            return max(loose, key=lambda p: p.layer)
         column = self.table.black_supply if colour == "black" else self.table.white_supply
         for slot in reversed(range(column.slots)):
             sx, sy = supply_slot_xy(column, slot)
@@ -349,9 +353,6 @@ class World:
                     and math.hypot(p.x_mm - sx, p.y_mm - sy) <= SUPPLY_TOLERANCE_MM
                 ):
                     return p
-        loose = [p for p in self.pieces if p.colour == colour and self.where(p) == "table"]
-        if loose:
-            return min(loose, key=lambda p: p.piece_id)
         raise WorldError(f"no {colour} piece left in the supply or on the table")
 
     def _put_down(self, piece: Piece, square: int) -> None:

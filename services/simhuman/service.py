@@ -1,0 +1,169 @@
+"""The simhuman process: follows ``referee.state``, acts on the world (``sim.action``) and presses the
+button (``sim.button``), per :mod:`.person` (or the terminal, policy "you").
+
+One plan runs at a time. States arriving meanwhile are kept (the newest only) and looked at when the
+plan has finished: the referee holds ``waiting-for-person`` until the button, so nothing is lost.
+``sim.human`` (HumanSetup) replaces the policy and misbehaviours between games.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any, Final
+
+import msgspec
+
+from messages import ButtonLevel, GameState, HumanSetup, WorldAction
+from services.bus.client import request_snapshot
+from services.common.shell import Service, run_service
+
+from .interactive import InputClosed, interactive_turn
+from .person import Act, MisbehaviourError, Person, Press, Say, Step, Wait
+from .policy import PolicyError
+
+#: a contact bounce lasts this long (real seconds, not scaled: it is electrical).
+BOUNCE_S: Final = 0.002
+
+
+def button_levels(pressed: bool, bounce: int) -> list[bool]:
+    """The levels one edge produces: ``bounce`` flickers, then the final level.
+
+    >>> button_levels(True, 2)
+    [True, False, True, False, True]
+    """
+    out: list[bool] = []
+    for _ in range(bounce):
+        out += [pressed, not pressed]
+    out.append(pressed)
+    return out
+
+
+class SimHuman(Service):
+    """The simulated person (or the real one at the terminal)."""
+
+    name = "simhuman"
+
+    def __init__(self, config: Any, log: Any | None = None, stdin: Any = None, stdout: Any = None) -> None:
+        super().__init__(config, log)
+        self.stdin = stdin or sys.stdin
+        self.stdout = stdout or sys.stdout
+        self.person = self._make_person(config.simhuman)
+        self.latest: GameState | None = None
+        self.presses = 0
+
+    def _make_person(self, cfg: Any) -> Person:
+        return Person(cfg, speed=self.config.simworld.speed)
+
+    @property
+    def interactive(self) -> bool:
+        return self.person.config.policy == "you"
+
+    async def run(self) -> None:
+        sub = self.subscribe(["referee.state", "sim.human"])
+        snap = await request_snapshot(
+            self.ctx, self.config.bus.snapshot, "referee.state", timeout=0.5, attempts=1, bus=self.config.bus
+        )
+        if snap is not None and isinstance(snap.message, GameState):
+            self.offer(snap.message)
+        while True:
+            if self.latest is not None:
+                steps = await self.plan(self.latest)
+                if steps:
+                    await self.execute(steps)
+                    continue  # look at the newest state again
+            env = await sub.recv(timeout=1.0)
+            if env is None:
+                continue
+            await self.on_message(env.message)
+            # drain what else is waiting, keeping the newest state
+            while (more := await sub.recv(timeout=0)) is not None:
+                await self.on_message(more.message)
+
+    def offer(self, state: GameState) -> None:
+        """Keep ``state`` if it is newer than what we hold (revisions only grow; a new game resets)."""
+        if (
+            self.latest is None
+            or state.revision > self.latest.revision
+            or state.game_id != self.latest.game_id
+        ):
+            self.latest = state
+
+    async def on_message(self, message: Any) -> None:
+        match message:
+            case GameState():
+                self.offer(message)
+            case HumanSetup():
+                cfg = msgspec.structs.replace(
+                    self.person.config,
+                    policy=message.policy,
+                    misbehave=list(message.misbehave),
+                    seed=self.person.config.seed if message.seed is None else message.seed,
+                )
+                try:
+                    self.person = self._make_person(cfg)
+                    self.log.info("new behaviour", policy=cfg.policy, misbehave=cfg.misbehave, seed=cfg.seed)
+                except (PolicyError, MisbehaviourError) as exc:
+                    self.last_error = str(exc)
+                    self.log.warning("behaviour rejected", error=str(exc))
+
+    async def plan(self, state: GameState) -> list[Step]:
+        if not self.interactive:
+            return self.person.on_state(state)
+        if not self.person.is_my_turn(state):
+            return []
+        key = self.person.turn_key(state)
+        if key in self.person._acted:
+            return []
+        self.person._acted.add(key)
+        loop = asyncio.get_running_loop()
+
+        def write(text: str) -> None:
+            self.stdout.write(text)
+            self.stdout.flush()
+
+        try:
+            return await loop.run_in_executor(
+                None, interactive_turn, self.person, state, self.stdin.readline, write
+            )
+        except InputClosed:
+            self.log.info("the terminal closed; the person left")
+            await asyncio.Event().wait()
+            return []
+
+    async def execute(self, steps: list[Step]) -> None:
+        for step in steps:
+            match step:
+                case Wait(seconds=s):
+                    await asyncio.sleep(s)
+                case Act(action=action):
+                    await self.act(action)
+                case Press(hold_s=hold):
+                    await self.press(hold)
+                case Say(text=text):
+                    self.log.info(text)
+
+    async def act(self, action: WorldAction) -> None:
+        await self.pub.publish("sim.action", action)
+
+    async def press(self, hold_s: float) -> None:
+        bounce = self.person.config.bounce
+        self.presses += 1
+        self.log.info("button", press=self.presses)
+        for level in button_levels(True, bounce):
+            await self.pub.publish("sim.button", ButtonLevel(pressed=level))
+            if bounce:
+                await asyncio.sleep(BOUNCE_S)
+        await asyncio.sleep(hold_s)
+        for level in button_levels(False, bounce):
+            await self.pub.publish("sim.button", ButtonLevel(pressed=level))
+            if bounce:
+                await asyncio.sleep(BOUNCE_S)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run_service(SimHuman, argv)
+    except (PolicyError, MisbehaviourError) as exc:
+        print(f"simhuman: {exc}", file=sys.stderr)
+        return 2
