@@ -97,11 +97,13 @@ class DetectorParams:
     ring_margin: float = 0.05
     ring_width: float = 0.08
     #: a pixel differs from the square's background when it is this many noise sigmas away...
-    piece_noise_k: float = 4.0
+    piece_noise_k: float = 3.0
     #: ...and at least this fraction of the grid's grey-level spread.
-    piece_min_frac: float = 0.07
+    piece_min_frac: float = 0.1
+    #: ...or differs in colour (opponent channels) by this fraction of the grid's contrast.
+    piece_min_chroma: float = 0.08
     #: fraction of the piece disc that must differ for a piece to be there.
-    piece_min_fill: float = 0.14
+    piece_min_fill: float = 0.1
     #: a line sample is seen when its contrast is at least this fraction of the grid's typical contrast.
     line_seen_frac: float = 0.45
     #: a square is occluded when this fraction of its border lines is not seen...
@@ -130,9 +132,10 @@ class SquareReading:
     confidence: float
     center_px: tuple[float, float]
     occluded: bool = False
-    #: fractions of the square's piece disc that are clearly darker / lighter than its background.
-    dark_fill: float = 0.0
-    light_fill: float = 0.0
+    #: fraction of the square's central disc whose colour differs clearly from its background.
+    fill: float = 0.0
+    #: the disc's median grey on the grid's own scale: 0 its dark tone, 1 its light tone.
+    tone: float = 0.0
 
     @property
     def char(self) -> str:
@@ -479,10 +482,10 @@ def _fit_homography(lat: _Lattice) -> np.ndarray | None:
         origin = src[0] - (dst[0][0] - 0.0) * ex - (dst[0][1] - 0.0) * ey
         inv = np.array([[ex[0], ey[0], origin[0]], [ex[1], ey[1], origin[1]], [0.0, 0.0, 1.0]])
         return np.linalg.inv(inv)
-    a, _ = cv2.estimateAffine2D(src, dst, method=cv2.LMEDS if len(src) > 4 else 0)
-    if a is None:
-        a = cv2.getAffineTransform(src[:3].astype(np.float32), dst[:3].astype(np.float32))
-    return np.vstack([a, [0.0, 0.0, 1.0]])
+    # Least-squares affine map (few cells: a homography would be underdetermined or fragile).
+    design = np.hstack([src, np.ones((len(src), 1))])
+    sol, *_ = np.linalg.lstsq(design, dst, rcond=None)
+    return np.vstack([sol.T, [0.0, 0.0, 1.0]])
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -491,20 +494,30 @@ def _fit_homography(lat: _Lattice) -> np.ndarray | None:
 
 @dataclass
 class _Canon:
-    img: np.ndarray  # float32, the grid plus a margin on every side
+    img: np.ndarray  # grey float32, the grid plus a margin on every side
     px: int  # pixels per square
     margin: int  # pixels of margin on each side
+    colour: np.ndarray | None = None  # the same view in colour (float32, 3 channels), lightly smoothed
 
 
-def _canonical(gray: np.ndarray, h: np.ndarray, pitch_px: float, params: DetectorParams) -> _Canon:
+def _canonical(
+    gray: np.ndarray, h: np.ndarray, pitch_px: float, params: DetectorParams, bgr: np.ndarray | None = None
+) -> _Canon:
     s = int(min(params.canonical_max_px, max(params.canonical_min_px, round(pitch_px))))
     m = max(2, round(CANON_MARGIN * s))
     to_canvas = np.array([[s, 0.0, m], [0.0, s, m], [0.0, 0.0, 1.0]])
     size = GRID_SQUARES * s + 2 * m
+    warp = to_canvas @ h
     img = cv2.warpPerspective(
-        gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        gray, warp, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
     )
-    return _Canon(img.astype(np.float32), s, m)
+    colour = None
+    if bgr is not None:
+        c = cv2.warpPerspective(
+            bgr, warp, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        )
+        colour = cv2.GaussianBlur(c, (3, 3), 0).astype(np.float32)
+    return _Canon(img.astype(np.float32), s, m, colour)
 
 
 #: margin of the canonical view around the grid, in squares (so the outer lines are sampled whole).
@@ -554,13 +567,13 @@ def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...
     )
 
 
-def _line_contrast(canon: _Canon, sign: int, half_width: float) -> tuple[np.ndarray, np.ndarray]:
-    """Contrast of every line sample against the board just inside the grid beside it (positive when
-    the line stands out the expected way), and the squares (0..8, -1 none) each sample borders."""
+def _line_contrast(canon: _Canon, sign: int, half_width: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Contrast of every line sample against the board beside it (positive when the line stands out
+    the expected way), the squares (0..8, -1 none) each sample borders, and the line's grey level."""
     s = canon.px
     band = max(1, round(half_width * s))
     off = band + max(2, round(0.1 * s))
-    lr, lc, rr, rc, rv, own = _line_sampling(s, canon.margin, band, off)
+    lr, lc, rr, rc, _rv, own = _line_sampling(s, canon.margin, band, off)
     img = canon.img
     n = img.shape[0] - 1
     lr, lc, rr, rc = np.clip(lr, 0, n), np.clip(lc, 0, n), np.clip(rr, 0, n), np.clip(rc, 0, n)
@@ -569,7 +582,7 @@ def _line_contrast(canon: _Canon, sign: int, half_width: float) -> tuple[np.ndar
     ref_vals = img[rr, rc]
     # Against the side where the line stands out most: a white piece beside a light line hides the
     # contrast on its side only, while a hand over the line hides it on both sides.
-    return (sign * (peak[:, None] - ref_vals)).max(axis=1), own
+    return (sign * (peak[:, None] - ref_vals)).max(axis=1), own, peak
 
 
 @lru_cache(maxsize=64)
@@ -588,33 +601,64 @@ def _square_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np
 
 
 def _read_squares(
-    canon: _Canon, half_width: float, sigma: float, spread: float, params: DetectorParams
+    canon: _Canon, half_width: float, line_level: np.ndarray, params: DetectorParams
 ) -> list[tuple[str, float, float, float]]:
-    """(state, confidence, dark fill, light fill) of every square, each judged against its own ring."""
+    """(state, confidence, piece fill, lightness) of every square.
+
+    *Whether* a piece is there: the fraction of the square's central disc whose colour differs clearly
+    from the square's own background (the median colour of the ring of board just inside its lines).
+    Colour, not grey: a blue-black piece on an olive board has the same grey level as the board.
+    *Which* piece: the disc's median grey placed on the scale the grid itself provides, from its dark
+    tone (0) to its light tone (1) (board and lines, whichever is which): below the middle is black.
+    Glare spots on a black piece and shading on a white one are minorities of the disc.
+    """
     s, m = canon.px, canon.margin
-    grid = canon.img[m : m + 3 * s, m : m + 3 * s]
-    cells = grid.reshape(3, s, 3, s).transpose(0, 2, 1, 3).reshape(9, s, s)
     ring, disc = _square_masks(s, round(half_width, 3), params)
-    # Each square is judged against its own ring of board: lighting gradients and soft shadows that
-    # cover the square cover its ring too.
-    bg = np.median(cells[:, ring], axis=1)
-    vals = cells[:, disc]
-    thresh = max(params.piece_noise_k * sigma, params.piece_min_frac * spread)
-    dark = np.mean(vals < (bg - thresh)[:, None], axis=1)
-    light = np.mean(vals > (bg + thresh)[:, None], axis=1)
+    grey = _squares_of(canon.img, s, m)
+    colour = _squares_of(canon.colour, s, m) if canon.colour is not None else grey[..., None]
+    bg_grey = np.median(grey[:, ring], axis=1)  # (9,)
+    contrast = np.abs(line_level - bg_grey)  # (9,) the grid's own contrast around each square
+    # How much bare board varies (noise, texture, glow of the lines): pooled over the nine rings, robust
+    # to the few a piece reaches into. A pixel differs from its background beyond k times that.
+    ring_dev = np.abs(grey[:, ring] - bg_grey[:, None])
+    vary = MAD_TO_SIGMA * float(np.median(ring_dev))
+    t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
+    differs = np.abs(grey[:, disc] - bg_grey[:, None]) > t_grey[:, None]
+    if colour.shape[-1] == 3:
+        # Opponent colour (blue-green, red-green): what the grey level cannot see.
+        chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
+        bg_chroma = np.median(chroma[:, ring], axis=1)
+        ring_cdev = np.linalg.norm(chroma[:, ring] - bg_chroma[:, None, :], axis=2)
+        vary_c = MAD_TO_SIGMA * float(np.median(ring_cdev))
+        t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
+        dev_chroma = np.linalg.norm(chroma[:, disc] - bg_chroma[:, None, :], axis=2)
+        differs |= dev_chroma > t_chroma[:, None]
+    fill = differs.mean(axis=1)
+    dark_ref = np.minimum(line_level, bg_grey)
+    t = (np.median(grey[:, disc], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
     out: list[tuple[str, float, float, float]] = []
     f0 = params.piece_min_fill
-    for d, li in zip(dark.tolist(), light.tolist(), strict=True):
-        fill = max(d, li)
-        if fill < f0:
-            out.append(("empty", 1.0 - 0.5 * fill / f0, d, li))
+    for f, tone in zip(fill.tolist(), t.tolist(), strict=True):
+        if f < f0:
+            out.append(("empty", 1.0 - 0.5 * f / f0, f, tone))
             continue
-        # Sure when the piece fills much more than the threshold and the other kind is absent.
-        margin = min(1.0, (fill - f0) / f0)
-        purity = fill / (d + li)
-        conf = 0.5 + 0.5 * margin * (2.0 * purity - 1.0)
-        out.append(("black" if d >= li else "white", conf, d, li))
+        presence = min(1.0, (f - f0) / f0)
+        # How far the tone is from the middle of the scale, 0.5 away is certain.
+        certainty = min(1.0, abs(tone - 0.5) / 0.3)
+        conf = 0.5 + 0.5 * min(presence, certainty)
+        out.append(("black" if tone < 0.5 else "white", conf, f, tone))
     return out
+
+
+#: median absolute deviation to standard deviation (Gaussian).
+MAD_TO_SIGMA: Final = 1.4826
+
+
+def _squares_of(img: np.ndarray, s: int, m: int) -> np.ndarray:
+    """The nine squares of a canonical view as an array (9, s, s[, C])."""
+    grid = img[m : m + 3 * s, m : m + 3 * s]
+    rest = grid.shape[2:]
+    return grid.reshape(3, s, 3, s, *rest).swapaxes(1, 2).reshape(9, s, s, *rest)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -706,10 +750,12 @@ class _Image:
     """The image prepared once: blurred grey at full and reduced size, noise and spread."""
 
     gray: np.ndarray  # blurred, full size
+    bgr: np.ndarray | None  # the original colour image (None for a grey input)
     small: np.ndarray  # blurred, reduced by ``scale``
     scale: float
     sigma: float  # noise left after the blur, grey levels
     spread: float
+    sigma_raw: float  # noise of the original image
 
 
 def _prepare_image(image: np.ndarray) -> _Image:
@@ -721,8 +767,9 @@ def _prepare_image(image: np.ndarray) -> _Image:
         scale = 0.5
     else:
         small, scale = gray, 1.0
+    bgr = image if image.ndim == 3 and image.shape[2] == 3 else None
     # A 5x5, sigma 1 Gaussian divides white noise by about 3.5; half a level for quantisation.
-    return _Image(gray, small, scale, sigma_raw / 3.5 + 0.5, _spread(gray))
+    return _Image(gray, bgr, small, scale, sigma_raw / 3.5 + 0.5, _spread(gray), sigma_raw)
 
 
 def _locate(
@@ -839,7 +886,7 @@ def read_at_pose(
     if h is None:
         h = homography_of(pose)
     pitch = pitch_of(pose)
-    canon = _canonical(im.gray, h, pitch, params)
+    canon = _canonical(im.gray, h, pitch, params, im.bgr)
     if polarity is None:
         # The lines stand out from the squares one way or the other: look which.
         s, m = canon.px, canon.margin
@@ -847,7 +894,7 @@ def read_at_pose(
         off_line = float(np.median(canon.img[:, [m + int((k + 0.5) * s) for k in range(3)]]))
         polarity = "light-lines" if on_line > off_line else "dark-lines"
     sign = 1 if polarity == "light-lines" else -1
-    contrast, owners = _line_contrast(canon, sign, half_width)
+    contrast, owners, peaks = _line_contrast(canon, sign, half_width)
     typical = float(np.percentile(contrast, 80))
     seen = contrast >= params.line_seen_frac * max(typical, 1e-3)
     if typical < max(3.0 * im.sigma, 0.05 * im.spread):
@@ -861,12 +908,13 @@ def read_at_pose(
         np.add.at(total, sq[ok], 1)
         np.add.at(hidden, sq[ok], (~seen[ok]).astype(float))
     hidden_frac = hidden / np.maximum(total, 1)
-    readings = _read_squares(canon, half_width, im.sigma, im.spread, params)
+    line_level = _line_levels(peaks, owners, seen)
+    readings = _read_squares(canon, half_width, line_level, params)
     centres = _apply_h(np.linalg.inv(h), SQUARE_CENTRES)
     squares: list[SquareReading] = []
     any_low = False
     for n in range(9):
-        state, conf, dark, light = readings[n]
+        state, conf, fill, tone = readings[n]
         occl = bool(hidden_frac[n] > params.square_occluded_frac)
         if occl:
             state, conf = "unknown", 0.0
@@ -880,8 +928,8 @@ def read_at_pose(
                 confidence=float(conf),
                 center_px=(float(centres[n][0]), float(centres[n][1])),
                 occluded=occl,
-                dark_fill=dark,
-                light_fill=light,
+                fill=fill,
+                tone=tone,
             )
         )
     occluded = occlusion > params.frame_occluded_frac or any(s.occluded for s in squares)
@@ -901,5 +949,19 @@ def read_at_pose(
     )
 
 
+def _line_levels(peaks: np.ndarray, owners: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """The grey level of the lines around each square (median of its seen border samples; the whole
+    grid's where none is seen), so that lighting gradients shift both references of a square alike."""
+    overall = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
+    levels = np.full(9, overall)
+    for n in range(9):
+        mine = ((owners[:, 0] == n) | (owners[:, 1] == n)) & seen
+        if mine.sum() >= MIN_LINE_SAMPLES:
+            levels[n] = float(np.median(peaks[mine]))
+    return levels
+
+
+#: fewest seen line samples around a square to take their level rather than the grid's.
+MIN_LINE_SAMPLES: Final = 6
 #: canonical centres of squares 1..9.
 SQUARE_CENTRES: Final = np.array([[(n % 3) + 0.5, (n // 3) + 0.5] for n in range(9)])

@@ -102,7 +102,7 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
             pieces.append(("black" if ch == "X" else "white", x, y))
     pieces += list(scene.supply)
     rad = scene.piece_frac * p / 2
-    for colour, x, y in pieces:
+    for _colour, x, y in pieces:
         if scene.shadow:
             cv2.circle(
                 img,
