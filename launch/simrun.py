@@ -955,9 +955,10 @@ def run_sim(
             human = start_interactive_human(files)
         results = asyncio.run(_run(config, plans, Progress(None if interactive_human else stream)))
     finally:
-        if human is not None:
-            stop_child(human)
-        stack.stop()
+        with stack_module.uninterruptible():
+            if human is not None:
+                stop_child(human)
+            stack.stop()
     return RunReport(results, time.monotonic() - t0, files)
 
 

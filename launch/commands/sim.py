@@ -99,7 +99,8 @@ def run(args: argparse.Namespace) -> int:
     if interactive:
         print("sanzi sim: you play the person; the simulated stack plays the device.", file=sys.stderr)
     try:
-        report = simrun.run_sim(config, options, stream=sys.stderr, interactive_human=interactive)
+        with stack_module.stop_on_signals():
+            report = simrun.run_sim(config, options, stream=sys.stderr, interactive_human=interactive)
     except stack_module.StackError as exc:
         print(f"sanzi sim: {exc}", file=sys.stderr)
         return 1

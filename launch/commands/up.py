@@ -12,7 +12,6 @@ actuator needs is computed from the simulated camera when the configuration has 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from typing import Any
 
@@ -68,10 +67,6 @@ def load_config(args: argparse.Namespace, *, sim: bool, calibrate: bool = True) 
     return config
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         config = load_config(args, sim=args.sim, calibrate="actuator" not in args.without)
@@ -84,33 +79,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"sanzi up: {exc}", file=sys.stderr)
         return 2
     stack = stack_module.Stack(files, output=None)
-    # SIGTERM and SIGHUP stop the stack the same way as Ctrl-C.
-    previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
-    try:
-        stack.start()
-        stack.wait_running(timeout=args.timeout)
-        stack.wait_heartbeats(config, timeout=args.timeout)
-        print(
-            f"sanzi up: {len(files.programs)} processes running ({files.mode}); runtime {files.runtime_dir}\n"
-            f"          `sanzi status` to inspect, `sanzi logs -f` to follow, Ctrl-C or `sanzi down` to stop",
-            file=sys.stderr,
-            flush=True,
-        )
-        assert stack.proc is not None
-        code = stack.proc.wait()
-        return 0 if code == 0 else 1
-    except stack_module.StackError as exc:
-        print(f"sanzi up: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("\nsanzi up: stopping the stack", file=sys.stderr, flush=True)
-        return 0
-    finally:
-        # A second Ctrl-C while stopping must not leave processes behind.
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with stack_module.stop_on_signals():
         try:
-            stack.stop()
+            stack.start()
+            stack.wait_running(timeout=args.timeout)
+            stack.wait_heartbeats(config, timeout=args.timeout)
+            running = f"{len(files.programs)} processes running ({files.mode}); runtime {files.runtime_dir}"
+            print(
+                f"sanzi up: {running}\n          `sanzi status` to inspect, `sanzi logs -f` to follow, "
+                "Ctrl-C or `sanzi down` to stop",
+                file=sys.stderr,
+                flush=True,
+            )
+            assert stack.proc is not None
+            code = stack.proc.wait()
+            return 0 if code == 0 else 1
+        except stack_module.StackError as exc:
+            print(f"sanzi up: {exc}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("\nsanzi up: stopping the stack", file=sys.stderr, flush=True)
+            return 0
         finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            with stack_module.uninterruptible():
+                stack.stop()
