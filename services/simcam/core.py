@@ -76,9 +76,13 @@ class FrameMaker:
         return self.seed * _SEED_STRIDE + frame_id
 
     def image(self, world: WorldState) -> np.ndarray:
-        """Render the next frame's image (advances the frame id)."""
+        """Render the next frame's image (advances the frame id when it succeeds).
+
+        :raises RenderError: for a world that cannot be drawn.
+        """
+        image = self.renderer.render(world, seed=self.seed_of(self.frame_id + 1))
         self.frame_id += 1
-        return self.renderer.render(world, seed=self.seed_of(self.frame_id))
+        return image
 
     def frame(self, world: WorldState, capture_ns: int | None = None) -> CameraFrame:
         """The next frame as a bus message (bgr8)."""

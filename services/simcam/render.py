@@ -95,6 +95,31 @@ def render(
     return renderer_for(camera, table, style or RenderStyle()).render(world, seed=seed)
 
 
+def check_world(world: WorldState) -> None:
+    """Refuse a world the renderer cannot draw. :raises RenderError: saying which number is bad."""
+    numbers: list[tuple[str, float]] = [
+        ("board_center_mm", world.board_center_mm[0]),
+        ("board_center_mm", world.board_center_mm[1]),
+        ("board_angle_deg", world.board_angle_deg),
+        ("gripper", world.gripper.x_mm),
+        ("gripper", world.gripper.y_mm),
+        ("gripper", world.gripper.z_mm),
+        ("hand", world.hand.x_mm),
+        ("hand", world.hand.y_mm),
+        ("hand", world.hand.angle_deg),
+    ]
+    numbers += [(f"piece {p.piece_id}", v) for p in world.pieces for v in (p.x_mm, p.y_mm)]
+    for name, value in numbers:
+        if not math.isfinite(value):
+            raise RenderError(f"{name}: {value} is not a finite number")
+    for name in ("pitch_mm", "line_width_mm", "piece_diameter_mm"):
+        value = getattr(world, name)
+        if not (math.isfinite(value) and value > 0):
+            raise RenderError(f"{name} must be positive, got {value}")
+    if not (math.isfinite(world.plate_margin_mm) and world.plate_margin_mm >= 0):
+        raise RenderError(f"plate_margin_mm must not be negative, got {world.plate_margin_mm}")
+
+
 _RENDERERS: OrderedDict[tuple[object, ...], Renderer] = OrderedDict()
 
 
@@ -683,7 +708,11 @@ class Renderer:
     # -- a frame -----------------------------------------------------------------------------------
 
     def render_canvas(self, world: WorldState) -> np.ndarray:
-        """The top view with everything drawn (no camera effects). For debugging and tests."""
+        """The top view with everything drawn (no camera effects). For debugging and tests.
+
+        :raises RenderError: for a world with non-finite numbers or non-positive sizes.
+        """
+        check_world(world)
         st = self.style
         canvas = self._board(world).copy()
         d = world.piece_diameter_mm

@@ -10,10 +10,12 @@ import sys
 import time
 from typing import Any, Final
 
-from messages import WorldState
+from messages import CameraFrame, WorldState
+from services.common.log import RateLimiter
 from services.common.shell import Service, run_service
 
 from .core import FrameClock, FrameMaker
+from .render import RenderError
 
 #: how often the heartbeat detail (rate, skipped ticks) is refreshed.
 _REPORT_PERIOD_S: Final = 1.0
@@ -30,6 +32,11 @@ class SimCam(Service):
         super().__init__(config, log)
         self.maker = FrameMaker.from_config(config)
         self.world: WorldState | None = None
+        #: the newest world that rendered (a bad world on the bus must not stop the camera)
+        self.good_world: WorldState | None = None
+        self._limiter = RateLimiter(5.0)
+        #: worlds that could not be rendered since the last report
+        self.failures = 0
         self.have_world = asyncio.Event()
         self.published = 0
 
@@ -40,6 +47,27 @@ class SimCam(Service):
             if env is not None and isinstance(env.message, WorldState):
                 self.world = env.message
                 self.have_world.set()
+
+    async def _render(self, world: WorldState | None) -> CameraFrame | None:
+        """The frame of ``world``; of the last good world when this one cannot be drawn (logged, and the
+        process reports itself degraded), or None when there is none."""
+        capture_ns = time.monotonic_ns()
+        for candidate in (world, self.good_world):
+            if candidate is None:
+                continue
+            try:
+                # OpenCV releases the GIL: a thread keeps the loop (heartbeats, sim.world) responsive
+                frame = await asyncio.to_thread(self.maker.frame, candidate, capture_ns)
+            except RenderError as exc:
+                self.last_error = str(exc)
+                self.failures += 1
+                allowed, held = self._limiter.allow("render")
+                if allowed:
+                    self.log.warning("cannot render the world", error=str(exc), held_back=held)
+                continue
+            self.good_world = candidate
+            return frame
+        return None
 
     async def run(self) -> None:
         listener = asyncio.create_task(self._listen(), name="simcam.listen")
@@ -55,21 +83,22 @@ class SimCam(Service):
             reported = time.monotonic()
             last_published, last_skipped = 0, 0
             while True:
-                world = self.world
-                assert world is not None
-                capture_ns = time.monotonic_ns()
-                # rendering releases the GIL in OpenCV; a thread keeps the loop (heartbeats) responsive
-                frame = await asyncio.to_thread(self.maker.frame, world, capture_ns)
-                await self.pub.publish("camera.frame", frame)
-                self.published += 1
+                frame = await self._render(self.world)
+                if frame is not None:
+                    await self.pub.publish("camera.frame", frame)
+                    self.published += 1
                 now = time.monotonic()
                 await asyncio.sleep(clock.next_delay(now))
                 if now >= reported + _REPORT_PERIOD_S:
                     made = self.published - last_published
                     skipped = clock.skipped - last_skipped
                     fraction = skipped / max(1, made + skipped)
-                    self.health = "degraded" if fraction > _DEGRADED_SKIP_FRACTION else "ok"
+                    degraded = fraction > _DEGRADED_SKIP_FRACTION or self.failures > 0
+                    self.health = "degraded" if degraded else "ok"
                     self.detail = f"{made / (now - reported):.1f} fps, {clock.skipped} ticks skipped"
+                    if self.failures:
+                        self.detail += f", {self.failures} frames of a world that cannot be drawn"
+                    self.failures = 0
                     last_published, last_skipped = self.published, clock.skipped
                     reported = now
         finally:

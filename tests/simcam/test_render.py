@@ -264,3 +264,28 @@ def test_world_state_type_is_what_render_takes(camera: CameraModel, table: Table
         render(back, camera, seed=3, table=table).tobytes()
         == render(w, camera, seed=3, table=table).tobytes()
     )
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"board_angle_deg": float("nan")},
+        {"pitch_mm": 0.0},
+        {"piece_diameter_mm": -3.0},
+        {"hand": HandState(present=True, x_mm=float("inf"))},
+        {"gripper": GripperState(x_mm=0.0, y_mm=float("nan"), z_mm=0.0)},
+    ],
+)
+def test_undrawable_worlds_are_refused(
+    camera: CameraModel, table: TableConfig, change: dict[str, object]
+) -> None:
+    w = msgspec.structs.replace(world_from_board("X........"), **change)
+    with pytest.raises(RenderError):
+        render(w, camera, seed=0, table=table)
+
+
+def test_a_piece_with_nan_coordinates_is_refused(camera: CameraModel, table: TableConfig) -> None:
+    w = world_from_board("X........")
+    bad = [msgspec.structs.replace(w.pieces[0], x_mm=float("nan")), *w.pieces[1:]]
+    with pytest.raises(RenderError, match="piece 0"):
+        render(msgspec.structs.replace(w, pieces=bad), camera, seed=0, table=table)

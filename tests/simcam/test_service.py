@@ -101,6 +101,14 @@ async def test_frames_flow_over_the_bus(bus: Any) -> None:
         later = await _frames_while_publishing(pub, sub, second, 8)
         last = frame_to_image(later[-1].message).astype(int)
         assert np.abs(last - frame_to_image(frames[-1]).astype(int)).max() > 100
+        # a world that cannot be drawn: the camera keeps showing the last good one and says why
+        bad = msgspec.structs.replace(second, board_angle_deg=float("nan"))
+        kept = await _frames_while_publishing(pub, sub, bad, 3)
+        diff = frame_to_image(kept[-1].message).astype(int) - last
+        assert np.abs(diff).mean() < 4.5 and np.abs(diff).max() < 60  # the same picture, its own noise
+        assert "board_angle_deg" in service.last_error
+        ids = [e.message.frame_id for e in later + kept]
+        assert ids == sorted(ids) and len(set(ids)) == len(ids)
         assert not task.done()
     finally:
         task.cancel()
