@@ -407,7 +407,7 @@ def step(state: RefereeState, event: Event) -> tuple[RefereeState, list[Action]]
     now = event.now
     if state.paused and isinstance(event, Button | Observation | AiReply | ActuatorReport):
         # The game is frozen while a peer is down; what was missed is asked again on resume.
-        out.append(log("ignored while paused", event=type(event).__name__, peers_down=list(state.peers_down)))
+        out.append(log("ignored while paused", kind=type(event).__name__, peers_down=list(state.peers_down)))
         return state, out
     match event:
         case Operator():

@@ -179,9 +179,8 @@ class Referee(Service):
     async def carry_out(self, action: Action) -> None:
         match action:
             case Log():
-                getattr(self.log, action.severity, self.log.info)(
-                    action.reason, game=self.state.game_id, **action.fields
-                )
+                fields = {"game": self.state.game_id, **action.fields}
+                getattr(self.log, action.severity, self.log.info)(action.reason, **fields)
             case PublishState():
                 self.latest = action.state
                 await self.pub.publish("referee.state", action.state)

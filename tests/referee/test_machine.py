@@ -210,7 +210,7 @@ def _device_move_sent() -> tuple[Drive, int, str]:
 
 
 def test_dropped_piece_is_replaced_after_the_confirmation_timeout() -> None:
-    drive, square, expected = _device_move_sent()
+    drive, square, _expected = _device_move_sent()
     drive.report("done")
     drive.observe("X........")  # the piece is not there (vision might lag: wait)
     assert drive.phase == M.COMMAND_SENT and not drive.has(SendCommand)
@@ -238,7 +238,7 @@ def test_piece_on_the_wrong_square_is_moved_to_the_right_one() -> None:
 
 
 def test_failed_command_recovers_on_the_next_view_without_waiting() -> None:
-    drive, square, expected = _device_move_sent()
+    drive, _square, _expected = _device_move_sent()
     drive.report("failed", reason="alarm: hard limit")
     gs = drive.public
     assert gs.illegal == J.PLACEMENT_FAILED and "hard limit" in gs.fault
@@ -247,7 +247,7 @@ def test_failed_command_recovers_on_the_next_view_without_waiting() -> None:
 
 
 def test_recovery_gives_up_after_the_retries_and_waits_for_a_fixed_board() -> None:
-    drive, square, expected = _device_move_sent()
+    drive, _square, expected = _device_move_sent()
     retries = drive.state.settings.placement_retries
     for _ in range(retries):
         drive.report("done")
