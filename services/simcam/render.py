@@ -632,8 +632,11 @@ class Renderer:
         across = np.array([math.cos(a), -math.sin(a)])
         target = np.array([hand.x_mm, hand.y_mm])
 
+        k = self.style.hand_scale
+        side = -1.0 if self.style.left_hand else 1.0
+
         def pt(u: float, w: float) -> np.ndarray:
-            return target + u * along + w * across
+            return target + k * u * along + k * side * w * across
 
         polys: list[np.ndarray] = []
         # palm: an ellipse behind the hand point
@@ -651,7 +654,7 @@ class Renderer:
         sleeve = np.array([pt(190, -52), pt(640, -60), pt(640, 60), pt(190, 52)])
 
         def height(points: np.ndarray) -> np.ndarray:
-            u = (points - target) @ along
+            u = (points - target) @ along / k
             return np.interp(
                 u,
                 [-30.0, 45.0, 110.0, 620.0],

@@ -70,6 +70,9 @@ class RenderStyle:
     black_piece_colour: BGR = (38, 36, 36)
     white_piece_colour: BGR = (226, 230, 232)
     skin_colour: BGR = (128, 160, 212)
+    #: the person's hand: size (1 = an adult's, palm about 85 mm wide) and which hand (thumb side).
+    hand_scale: float = 1.0
+    left_hand: bool = False
     #: the forearm's sleeve colour, or None for a bare forearm.
     sleeve_colour: BGR | None = None
     #: seeds the table's texture (the static look), independent of the per-frame seed.
@@ -87,6 +90,8 @@ class RenderStyle:
                 raise StyleError(f"{name} must be within [0, 1], got {value}")
         if self.exposure <= 0:
             raise StyleError(f"exposure must be positive, got {self.exposure}")
+        if not 0.3 <= self.hand_scale <= 3.0:
+            raise StyleError(f"hand_scale must be within [0.3, 3], got {self.hand_scale}")
 
     def _check_types(self) -> None:
         for f in dataclasses.fields(self):
@@ -95,6 +100,9 @@ class RenderStyle:
             if kind == "float":
                 if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
                     raise StyleError(f"{f.name} must be a number, got {value!r}")
+            elif kind == "bool":
+                if not isinstance(value, bool):
+                    raise StyleError(f"{f.name} must be true or false, got {value!r}")
             elif kind == "int":
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise StyleError(f"{f.name} must be an integer, got {value!r}")
@@ -198,6 +206,8 @@ class RenderStyle:
             black_piece_colour=jitter((38, 36, 36), 6),
             white_piece_colour=jitter((226, 230, 232), 8),
             skin_colour=jitter((128, 160, 212), 18),
+            hand_scale=float(rng.uniform(0.85, 1.15)),
+            left_hand=bool(rng.random() < 0.15),
             sleeve_colour=None if rng.random() < 0.6 else jitter((110, 70, 60), 40),
             texture_seed=int(rng.integers(0, 2**31)),
         )
