@@ -45,7 +45,7 @@ GRIPPER_TUBE_LENGTH_MM: Final = 55.0
 GRIPPER_CARRIAGE_MM: Final = (56.0, 40.0)
 GRIPPER_CARRIAGE_OFFSET_MM: Final = 34.0
 GRIPPER_CARRIAGE_THICKNESS_MM: Final = 20.0
-#: the hand: fingertips this far beyond the hand point (HandState.x/y), palm and arm heights.
+#: the hand's heights above the table: fingertips (just beyond HandState.x/y), palm, wrist, elbow.
 HAND_FINGERTIP_HEIGHT_MM: Final = 30.0
 HAND_PALM_HEIGHT_MM: Final = 55.0
 HAND_WRIST_HEIGHT_MM: Final = 70.0
@@ -69,6 +69,10 @@ _MARKER_SUPERSAMPLE: Final = 8
 #: piece sprites are cached at quarter-pixel positions.
 _SUBPIXEL: Final = 4
 _RENDERER_CACHE_SIZE: Final = 8
+#: sizes beyond this are not a table-top world (and would make huge sprites).
+_MAX_SIZE_MM: Final = 500.0
+#: things this close to the camera's height cannot be drawn (the gripper's z).
+_CAMERA_CLEARANCE: Final = 0.8
 #: shadows blurred wider than this many pixels are computed at a reduced resolution.
 _SOFT_SHADOW_PX: Final = 2.5
 
@@ -114,8 +118,8 @@ def check_world(world: WorldState) -> None:
             raise RenderError(f"{name}: {value} is not a finite number")
     for name in ("pitch_mm", "line_width_mm", "piece_diameter_mm"):
         value = getattr(world, name)
-        if not (math.isfinite(value) and value > 0):
-            raise RenderError(f"{name} must be positive, got {value}")
+        if not (math.isfinite(value) and 0 < value <= _MAX_SIZE_MM):
+            raise RenderError(f"{name} must be within (0, {_MAX_SIZE_MM:g}] mm, got {value}")
     if not (math.isfinite(world.plate_margin_mm) and world.plate_margin_mm >= 0):
         raise RenderError(f"plate_margin_mm must not be negative, got {world.plate_margin_mm}")
 
@@ -587,6 +591,8 @@ class Renderer:
         st, cv = self.style, self.canvas
         bottom = max(0.0, g.z_mm) + PIECE_THICKNESS_MM
         tube_top = bottom + GRIPPER_TUBE_LENGTH_MM
+        if tube_top + GRIPPER_CARRIAGE_THICKNESS_MM > _CAMERA_CLEARANCE * self.camera.height_mm:
+            raise RenderError(f"gripper z_mm={g.z_mm} reaches the camera")
         centre = np.array([g.x_mm, g.y_mm])
         ring = _disc_polygon(np.zeros(2), GRIPPER_TUBE_RADIUS_MM, 32) + centre
         tube = np.vstack([self._dropped(ring, bottom), self._dropped(ring, tube_top)])

@@ -274,6 +274,8 @@ def test_world_state_type_is_what_render_takes(camera: CameraModel, table: Table
         {"piece_diameter_mm": -3.0},
         {"hand": HandState(present=True, x_mm=float("inf"))},
         {"gripper": GripperState(x_mm=0.0, y_mm=float("nan"), z_mm=0.0)},
+        {"gripper": GripperState(x_mm=0.0, y_mm=0.0, z_mm=5000.0)},
+        {"piece_diameter_mm": 1e9},
     ],
 )
 def test_undrawable_worlds_are_refused(
