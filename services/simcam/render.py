@@ -66,8 +66,10 @@ _NOISE_MARGIN: Final = 64
 _NOISE_BANK_SEED: Final = 0x5A17
 #: supersampling of marker cells (crisp, anti-aliased edges at any sub-pixel position).
 _MARKER_SUPERSAMPLE: Final = 8
-#: piece sprites are cached at quarter-pixel positions.
+#: piece sprites are cached at quarter-pixel positions and radii in 1/20 pixel, at most this many.
 _SUBPIXEL: Final = 4
+_RADIUS_STEPS: Final = 20
+_SPRITE_CACHE_SIZE: Final = 512
 _RENDERER_CACHE_SIZE: Final = 8
 #: sizes beyond this are not a table-top world (and would make huge sprites).
 _MAX_SIZE_MM: Final = 500.0
@@ -474,10 +476,13 @@ class Renderer:
         self, colour: tuple[int, int, int], radius_px: float, frac: tuple[int, int]
     ) -> tuple[np.ndarray, np.ndarray]:
         """A piece's top face: (BGR uint8, alpha float32), centred at (r+2 + frac/_SUBPIXEL) in x and y."""
-        key = (colour, round(radius_px, 2), frac)
+        radius_px = round(radius_px * _RADIUS_STEPS) / _RADIUS_STEPS
+        key = (colour, radius_px, frac)
         hit = self._sprites.get(key)
         if hit is not None:
             return hit
+        if len(self._sprites) >= _SPRITE_CACHE_SIZE:  # a held piece moving in z makes new radii
+            self._sprites.clear()
         st = self.style
         size = math.ceil(radius_px) + 2
         n = 2 * size + 1
