@@ -1,0 +1,379 @@
+"""The simulated person: policies against the engine, misbehaviours in a real World, corrections, the
+terminal mode. A small referee stand-in (below) judges the world after each press."""
+
+from __future__ import annotations
+
+import io
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import pytest
+
+import engine
+from messages import GameState
+from services.simhuman.interactive import InputClosed, interactive_turn, parse_command, render_board
+from services.simhuman.person import Act, MisbehaviourError, Person, Press, Say, Wait, parse_misbehaviours
+from services.simhuman.policy import MistakePolicy, PolicyError, make_policy, winning_squares
+from services.simworld.world import World
+
+# --- policies
+
+
+def play_game(device: str, person_policy: str, seed: int, first: int | None = None) -> tuple[str, str]:
+    """Engine (perfect) as ``device`` ("X"/"O") against a person policy: (final board, winner or "")."""
+    rng = random.Random(seed)
+    policy = make_policy(person_policy)
+    board = engine.Board()
+    person_moves = 0
+    while not board.is_terminal():
+        if board.to_move() == device:
+            square = engine.choose_move(board, "perfect", rng, first_square=first).square
+        else:
+            person_moves += 1
+            square = policy.choose(str(board), board.to_move(), person_moves, rng) - 1
+        board = board.play(square)
+    return str(board), board.winner() or ""
+
+
+@pytest.mark.parametrize("device", ["X", "O"])
+def test_perfect_person_never_loses_against_the_engine(device: str) -> None:
+    for seed in range(40):
+        _, winner = play_game(device, "perfect", seed)
+        assert winner != device
+
+
+@pytest.mark.parametrize(("device", "at"), [("X", 1), ("X", 2), ("O", 2), ("O", 3)])
+def test_mistake_n_loses_against_the_engine(device: str, at: int) -> None:
+    for seed in range(20):
+        _, winner = play_game(device, f"mistake:{at}", seed)
+        assert winner == device, seed
+
+
+def test_mistake_is_made_at_move_n_when_a_losing_move_exists() -> None:
+    policy = make_policy("mistake:1")
+    assert isinstance(policy, MistakePolicy)
+    # device X took the centre; every edge reply by O loses
+    square = policy.choose("....X....", "O", 1, random.Random(0))
+    assert square in (2, 4, 6, 8) and policy.made and policy.mistake_square == square
+
+
+def test_greedy_wins_then_blocks() -> None:
+    policy = make_policy("greedy")
+    assert policy.choose("XX.OO....", "O", 3, random.Random(0)) == 6  # win beats block
+    assert policy.choose("XX..O....", "O", 2, random.Random(0)) == 3  # block
+    assert winning_squares("XX.......", "X") == [3]
+
+
+def test_random_policy_plays_empty_squares() -> None:
+    policy = make_policy("random")
+    rng = random.Random(5)
+    for _ in range(20):
+        assert policy.choose("XOX.O.X..", "O", 3, rng) in (4, 6, 8, 9)
+
+
+@pytest.mark.parametrize("bad", ["perfectly", "mistake", "mistake:0", "mistake:x", "greedy:2"])
+def test_bad_policy_names_are_clear_errors(bad: str) -> None:
+    with pytest.raises(PolicyError):
+        make_policy(bad)
+
+
+def test_misbehaviour_specs() -> None:
+    assert parse_misbehaviours(["two-pieces", "hand-in-view:3"]) == {"two-pieces": None, "hand-in-view": 3}
+    with pytest.raises(MisbehaviourError, match="known"):
+        parse_misbehaviours(["three-pieces"])
+    with pytest.raises(MisbehaviourError):
+        parse_misbehaviours(["two-pieces:0"])
+
+
+# --- a referee stand-in
+
+PIECE = {"black": "X", "white": "O"}
+
+
+@dataclass
+class MiniReferee:
+    """Just enough of a referee to drive the person: the device plays perfect engine moves straight into
+    the world, the person's presses are judged on the world's board (legal / cheat restored / illegal)."""
+
+    world: World
+    device: str  # "X" or "O"
+    seed: int = 0
+    revision: int = 0
+    logical: str = "........."
+    moves: list[int] = field(default_factory=list)
+    illegal: str = ""
+    illegal_moves: int = 0
+    cheats: int = 0
+    hand_at_press: list[bool] = field(default_factory=list)
+    result: str = ""
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    @property
+    def person(self) -> str:
+        return "O" if self.device == "X" else "X"
+
+    def state(self) -> GameState:
+        self.revision += 1
+        over = bool(self.result)
+        return GameState(
+            revision=self.revision,
+            game_id="g1",
+            phase="game-over" if over else "waiting-for-person",
+            board=self.logical,
+            device_colour="black" if self.device == "X" else "white",
+            lamp=not over,
+            result=self.result,
+            illegal=self.illegal,
+            moves=list(self.moves),
+            illegal_moves=self.illegal_moves,
+            cheats_restored=self.cheats,
+        )
+
+    def device_move(self) -> None:
+        board = engine.Board(self.logical)
+        if board.is_terminal():
+            return
+        square = engine.choose_move(board, "perfect", self.rng).number
+        self.world.place("black" if self.device == "X" else "white", square)  # the actuator, in effect
+        self._play(square, self.device)
+
+    def _play(self, square: int, piece: str) -> None:
+        i = square - 1
+        self.logical = self.logical[:i] + piece + self.logical[i + 1 :]
+        self.moves.append(square)
+        board = engine.Board(self.logical)
+        if board.is_terminal():
+            w = board.winner()
+            self.result = "draw" if w is None else ("device-won" if w == self.device else "person-won")
+
+    def judge(self) -> None:
+        self.hand_at_press.append(self.world.hand.present)
+        seen = self.world.board_string()
+        changed = [i + 1 for i in range(9) if seen[i] != self.logical[i]]
+        device_gone = [s for s in changed if self.logical[s - 1] == self.device]
+        if device_gone:  # cheating: put the device's pieces back, as the referee would
+            for s in device_gone:
+                moved_to = [t for t in changed if seen[t - 1] == self.device and self.logical[t - 1] == "."]
+                if moved_to:
+                    self.world.move(moved_to[0], s)
+                else:
+                    self.world.place("black" if self.device == "X" else "white", s)
+            self.cheats += 1
+            self.illegal = ""
+            return
+        new = [s for s in changed if seen[s - 1] == self.person and self.logical[s - 1] == "."]
+        if len(changed) == 1 and len(new) == 1:
+            self.illegal = ""
+            self._play(new[0], self.person)
+            self.device_move()
+            return
+        self.illegal_moves += 1
+        if not changed:
+            self.illegal = "no-change"
+        elif any(seen[s - 1] == self.device for s in changed):
+            self.illegal = "wrong-colour"
+        elif len(new) > 1:
+            self.illegal = "two-pieces"
+        else:
+            self.illegal = "other"
+
+
+def run_plan(world: World, referee: MiniReferee, steps: list[Any]) -> None:
+    for step in steps:
+        match step:
+            case Act(action=action):
+                world.apply(action)
+            case Press():
+                referee.judge()
+            case Wait() | Say():
+                pass
+
+
+def person_for(config: Any, **kw: Any) -> Person:
+    cfg = msgspec.structs.replace(config.simhuman, **kw)
+    return Person(cfg, speed=100.0)
+
+
+def play_with_referee(
+    config: Any, device: str, max_rounds: int = 40, **kw: Any
+) -> tuple[MiniReferee, Person]:
+    world = World(config.simworld, config.table)
+    referee = MiniReferee(world, device)
+    if device == "X":
+        referee.device_move()
+    person = person_for(config, **kw)
+    for _ in range(max_rounds):
+        state = referee.state()
+        if state.result:
+            break
+        steps = person.on_state(state)
+        assert steps, f"the person did nothing on {state}"
+        assert person.on_state(state) == []  # never twice for the same turn
+        run_plan(world, referee, steps)
+        world.check()
+    return referee, person
+
+
+@pytest.mark.parametrize("device", ["X", "O"])
+def test_a_whole_game_perfect_person_draws_or_wins(config: Any, device: str) -> None:
+    referee, _ = play_with_referee(config, device, policy="perfect")
+    assert referee.result in ("draw", "person-won")
+    assert referee.world.board_string() == referee.logical
+
+
+def test_a_whole_game_with_every_misbehaviour_then_corrected(config: Any) -> None:
+    referee, person = play_with_referee(
+        config,
+        "X",
+        policy="perfect",
+        misbehave=[
+            "two-pieces",
+            "wrong-colour:2",
+            "button-without-move:3",
+            "move-device-piece:3",
+            "hand-in-view:4",
+            "remove-device-piece:4",
+        ],
+    )
+    assert referee.result in ("draw", "person-won")
+    assert sorted(person.done) == sorted(
+        [
+            "two-pieces",
+            "wrong-colour",
+            "button-without-move",
+            "move-device-piece",
+            "hand-in-view",
+            "remove-device-piece",
+        ]
+    )
+    assert referee.illegal_moves == 3  # two-pieces, wrong-colour, button-without-move
+    assert referee.cheats == 2  # moved and removed device pieces, restored
+    assert True in referee.hand_at_press  # hand-in-view pressed with the hand over the board
+    assert referee.world.board_string() == referee.logical
+    assert not referee.world.hand.present
+
+
+# --- each misbehaviour's world
+
+
+def first_turn(config: Any, misbehave: str) -> tuple[World, MiniReferee, list[Any]]:
+    """The device (X) has played two moves, the person (O) one; the person's next turn with
+    ``misbehave`` due now. Returns the world after the plan (before any press is judged)."""
+    world = World(config.simworld, config.table)
+    referee = MiniReferee(world, "X")
+    for square, piece in ((1, "X"), (5, "O"), (9, "X")):
+        world.place("black" if piece == "X" else "white", square)
+        referee._play(square, piece)
+    person = person_for(config, misbehave=[misbehave])
+    steps = person.on_state(referee.state())
+    assert person.done == [misbehave]
+    presses = [i for i, s in enumerate(steps) if isinstance(s, Press)]
+    assert len(presses) == 1
+    before_press = steps[: presses[0]]
+    for step in before_press:
+        if isinstance(step, Act):
+            world.apply(step.action)
+    world.check()
+    return world, referee, steps[presses[0] :]
+
+
+def test_two_pieces_world(config: Any) -> None:
+    world, _, _ = first_turn(config, "two-pieces")
+    board = world.board_string()
+    assert board.count("O") == 3 and board.count("X") == 2 and board[0] == "X" and board[8] == "X"
+
+
+def test_wrong_colour_world(config: Any) -> None:
+    world, _, _ = first_turn(config, "wrong-colour")
+    board = world.board_string()
+    assert board.count("X") == 3 and board.count("O") == 1
+
+
+def test_move_device_piece_world(config: Any) -> None:
+    world, _, _ = first_turn(config, "move-device-piece")
+    board = world.board_string()
+    assert board.count("X") == 2 and board.count("O") == 1
+    assert board[0] != "X" or board[8] != "X"  # one of the device's pieces left its square
+
+
+def test_remove_device_piece_world(config: Any) -> None:
+    world, _, _ = first_turn(config, "remove-device-piece")
+    board = world.board_string()
+    assert board.count("X") == 1 and board.count("O") == 1
+    assert any(p.colour == "black" and world.where(p) == "table" for p in world.pieces)
+
+
+def test_button_without_move_world(config: Any) -> None:
+    world, _, _ = first_turn(config, "button-without-move")
+    assert world.board_string() == "X...O...X"
+
+
+def test_hand_in_view_world(config: Any) -> None:
+    world, _, after = first_turn(config, "hand-in-view")
+    board = world.board_string()
+    assert board.count("O") == 2 and board.count("X") == 2
+    assert world.hand.present  # at the press
+    rest = [s for s in after if isinstance(s, Act)]
+    assert rest and rest[-1].action.kind == "hand" and not rest[-1].action.present
+
+
+def test_delays_scale_with_speed(config: Any) -> None:
+    slow = Person(msgspec.structs.replace(config.simhuman, seed=1), speed=1.0)
+    fast = Person(msgspec.structs.replace(config.simhuman, seed=1), speed=10.0)
+    state = GameState(
+        revision=1,
+        game_id="g",
+        phase="waiting-for-person",
+        lamp=True,
+        device_colour="black",
+        board="X........",
+        moves=[1],
+    )
+    s_waits = [s.seconds for s in slow.on_state(state) if isinstance(s, Wait)]
+    f_waits = [s.seconds for s in fast.on_state(state) if isinstance(s, Wait)]
+    assert s_waits == pytest.approx([w * 10 for w in f_waits])
+    assert s_waits[0] == pytest.approx(config.simhuman.think_s, rel=0.31)
+
+
+def test_not_my_turn_does_nothing(config: Any) -> None:
+    person = person_for(config)
+    for phase in ("device-to-move", "command-sent", "waiting-for-stable", "idle"):
+        assert person.on_state(GameState(revision=1, phase=phase, device_colour="black")) == []
+    assert person.on_state(GameState(revision=2, phase="waiting-for-person", lamp=False)) == []
+
+
+# --- the terminal
+
+
+def test_parse_command() -> None:
+    assert parse_command("5\n") == ("place", [5])
+    assert parse_command("m 1 2") == ("move", [1, 2])
+    assert parse_command("r 3") == ("remove", [3])
+    assert parse_command("\n") == ("press", [])
+    assert parse_command("0") is None and parse_command("m 1") is None and parse_command("x") is None
+
+
+def test_interactive_turn_with_injected_streams(config: Any) -> None:
+    person = person_for(config, policy="you")
+    state = GameState(
+        revision=1,
+        game_id="g",
+        phase="waiting-for-person",
+        lamp=True,
+        device_colour="black",
+        board="X........",
+        moves=[1],
+    )
+    out = io.StringIO()
+    steps = interactive_turn(person, state, io.StringIO("12\n5\n\n").readline, out.write)
+    acts = [s.action for s in steps if isinstance(s, Act)]
+    assert [(a.kind, a.colour, a.to_square) for a in acts] == [("place", "white", 5)]
+    assert isinstance(steps[-1], Press)
+    assert "? type a square" in out.getvalue()
+    assert render_board("X...O....").splitlines()[0] == " X | 2 | 3"
+    with pytest.raises(InputClosed):
+        interactive_turn(person, state, io.StringIO("").readline, out.write)
