@@ -804,22 +804,20 @@ class Renderer:
         return cv2.subtract(cv2.add(img, p), n)
 
 
-_NOISE_BANKS: dict[tuple[float, int, int], tuple[np.ndarray, np.ndarray] | None] = {}
+_UNIT_NOISE: dict[tuple[int, int], np.ndarray] = {}
 
 
 def _noise_bank(sigma: float, width: int, height: int) -> tuple[np.ndarray, np.ndarray] | None:
     """Gaussian sensor noise for a window of (height, width) at any offset below ``_NOISE_MARGIN``, as
-    positive and negative parts (uint8) so that applying it is two saturating adds."""
-    key = (round(sigma, 3), width, height)
-    if key not in _NOISE_BANKS:
-        if sigma <= 0:
-            _NOISE_BANKS[key] = None
-        else:
-            rng = np.random.default_rng(_NOISE_BANK_SEED)
-            shape = (height + _NOISE_MARGIN, width + _NOISE_MARGIN, 3)
-            noise = np.clip(np.round(rng.normal(0.0, sigma, shape)), -255, 255).astype(np.int16)
-            _NOISE_BANKS[key] = (
-                np.clip(noise, 0, 255).astype(np.uint8),
-                np.clip(-noise, 0, 255).astype(np.uint8),
-            )
-    return _NOISE_BANKS[key]
+    positive and negative parts (uint8) so that applying it is two saturating adds. Every sigma scales
+    the same unit noise (kept once per image size); each renderer keeps its own scaled copy."""
+    if sigma <= 0:
+        return None
+    unit = _UNIT_NOISE.get((width, height))
+    if unit is None:
+        rng = np.random.default_rng(_NOISE_BANK_SEED)
+        shape = (height + _NOISE_MARGIN, width + _NOISE_MARGIN, 3)
+        unit = rng.standard_normal(shape, dtype=np.float32)
+        _UNIT_NOISE[(width, height)] = unit
+    noise = np.clip(np.round(unit * sigma), -255, 255).astype(np.int16)
+    return np.clip(noise, 0, 255).astype(np.uint8), np.clip(-noise, 0, 255).astype(np.uint8)
