@@ -65,4 +65,4 @@ def annotate(image: np.ndarray, det: Detection) -> np.ndarray:
 
 
 def _pt(p: tuple[float, float] | np.ndarray) -> tuple[int, int]:
-    return int(round(float(p[0]))), int(round(float(p[1])))
+    return round(float(p[0])), round(float(p[1]))

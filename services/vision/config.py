@@ -20,8 +20,16 @@ class VisionConfig(Section):
     stable_frames: int = 6
     #: a pose jump larger than this (pixels at the centre) is rejected unless it persists.
     jump_px: float = 25.0
+    #: a change of the board's angle larger than this (degrees, modulo 90) is a jump too.
+    jump_deg: float = 5.0
     #: frames a jumped pose must persist to be accepted.
     jump_frames: int = 5
     #: annotated frames saved on anomalies, at most this many files are kept.
     anomaly_dir: str = "{state}/anomalies"
     anomaly_max_files: int = 50
+    #: the current stable reading is re-published on vision.stable this often (seconds).
+    stable_repeat_s: float = 1.0
+    #: frames in a row without a board (after one was seen) before it counts as lost (an anomaly).
+    lost_frames: int = 30
+    #: two anomaly frames of the same kind are saved at least this many seconds apart.
+    anomaly_min_interval_s: float = 5.0

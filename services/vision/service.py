@@ -1,0 +1,142 @@
+"""The vision process: frames in (camera, video file or the simulated camera on the bus), board
+observations out.
+
+- ``vision.board``: every processed frame's :class:`messages.BoardObservation`, with its stability flag.
+- ``vision.stable``: the stable reading when it changes, and again every ``vision.stable_repeat_s`` so a
+  restarted referee learns it.
+- On an anomaly (a stable reading that disagrees with the referee's board while it waits, or a lost
+  board) the annotated frame is saved under ``vision.anomaly_dir`` (at most ``anomaly_max_files``).
+
+The detector runs in a worker thread (OpenCV releases the GIL), so heartbeats and the referee's state
+keep flowing while a frame is processed. The logic lives in :mod:`.tracker` and :mod:`.anomaly`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from typing import Any, Final
+
+from messages import BoardObservation, GameState
+from services.common.log import RateLimiter
+from services.common.shell import Service, run_service
+
+from .anomaly import AnomalyStore, AnomalyWatch
+from .sources import BusSource, FrameSource, SourceError, VideoFileSource, open_source
+from .tracker import CoreResult, VisionCore
+
+#: a live camera that fails to deliver this many reads in a row is given up (supervisord restarts us).
+MAX_READ_FAILURES: Final = 50
+_REPORT_PERIOD_S: Final = 1.0
+
+
+class Vision(Service):
+    """Reads the board from the camera."""
+
+    name = "vision"
+
+    def __init__(self, config: Any, log: Any | None = None, source: FrameSource | None = None) -> None:
+        super().__init__(config, log)
+        self.core = VisionCore.from_config(config.vision)
+        self.watch = AnomalyWatch(
+            lost_frames=config.vision.lost_frames, min_interval_s=config.vision.anomaly_min_interval_s
+        )
+        self.store = AnomalyStore(config.vision.anomaly_dir, config.vision.anomaly_max_files)
+        self.source = source
+        self.processed = 0
+        self.anomalies_saved = 0
+        self._limiter = RateLimiter(5.0)
+
+    async def _follow_referee(self) -> None:
+        sub = self.subscribe(["referee.state"])
+        while True:
+            env = await sub.recv()
+            if env is not None and isinstance(env.message, GameState):
+                current = self.watch.referee
+                if current is None or env.message.revision >= current.revision or env.message.revision == 0:
+                    self.watch.referee = env.message
+
+    async def _repeat_stable(self) -> None:
+        period = self.config.vision.stable_repeat_s
+        while True:
+            await asyncio.sleep(period)
+            obs = self.core.stable_observation
+            if obs is not None:
+                await self.pub.publish("vision.stable", obs)
+
+    async def _handle(self, result: CoreResult, image: Any, frame_id: int) -> None:
+        await self.pub.publish("vision.board", result.observation)
+        if result.changed:
+            stable: BoardObservation = result.observation
+            self.log.info("stable board", board=stable.board, frame=frame_id, agreeing=stable.agreeing_frames)
+            await self.pub.publish("vision.stable", stable)
+        obs = result.observation
+        anomaly = self.watch.check(obs.found, obs.stable, obs.board, time.monotonic())
+        if anomaly is None:
+            return
+        try:
+            path = await asyncio.to_thread(self.store.save, image, result.detection, anomaly, frame_id)
+        except OSError as exc:
+            self.last_error = str(exc)
+            self.log.warning("cannot save anomaly frame", error=str(exc))
+            return
+        self.anomalies_saved += 1
+        self.log.warning("anomaly", kind=anomaly.kind, detail=anomaly.detail, saved=str(path))
+
+    async def run(self) -> None:
+        if self.source is None:
+            try:
+                self.source = open_source(self.config.camera, self.subscribe)
+            except SourceError as exc:
+                self.health, self.last_error = "fault", str(exc)
+                raise
+        source = self.closing(self.source)
+        live = not isinstance(source, BusSource)
+        tasks = [
+            asyncio.create_task(self._follow_referee(), name="vision.referee"),
+            asyncio.create_task(self._repeat_stable(), name="vision.repeat"),
+        ]
+        self.log.info("reading frames", source=source.name, stable_frames=self.config.vision.stable_frames)
+        failures = 0
+        reported, last_count = time.monotonic(), 0
+        try:
+            while True:
+                frame = await source.read()
+                if frame is None:
+                    if isinstance(source, VideoFileSource):
+                        self.log.info("video file ended", frames=self.processed)
+                        self.health, self.detail = "degraded", "video file ended"
+                        await asyncio.Event().wait()  # keep re-publishing the stable reading
+                    if not live:
+                        continue  # the simulated camera is idle; keep waiting
+                    failures += 1
+                    if failures >= MAX_READ_FAILURES:
+                        raise SourceError(f"camera {source.name!r} stopped delivering frames")
+                    await asyncio.sleep(0.02)
+                    continue
+                failures = 0
+                result = await asyncio.to_thread(
+                    self.core.process, frame.image, frame.frame_id, frame.capture_ns
+                )
+                self.processed += 1
+                await self._handle(result, frame.image, frame.frame_id)
+                now = time.monotonic()
+                if now - reported >= _REPORT_PERIOD_S:
+                    rate = (self.processed - last_count) / (now - reported)
+                    obs = result.observation
+                    self.detail = f"{rate:.1f} fps, board {obs.board}, {obs.processing_ms:.1f} ms/frame"
+                    self.health = "ok" if obs.found else "degraded"
+                    reported, last_count = now, self.processed
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_service(Vision, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

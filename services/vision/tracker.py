@@ -1,0 +1,210 @@
+"""What happens across frames: the pose tracker (last good pose, sudden jumps rejected unless they
+persist) and the stability filter (a reading is stable only after N agreeing, unoccluded frames).
+
+Both are plain classes fed one frame at a time, with no clock and no I/O, so they are tested frame by
+frame. :class:`VisionCore` joins them with the detector: one image in, one observation out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Final
+
+import numpy as np
+
+from messages import BoardObservation, BoardPose
+
+from .detector import Detection, DetectorParams, detect, read_board
+
+#: a frame read at the prior pose that sees no grid line at all this many times in a row: the board is
+#: gone (moved out of view or taken away), the prior is dropped.
+LOST_AFTER_FRAMES: Final = 15
+
+
+def _angle_gap(a: float, b: float) -> float:
+    """Difference of two board angles modulo a quarter turn (the board looks the same every 90°)."""
+    d = math.fmod(a - b + 45.0, 90.0)
+    if d < 0:
+        d += 90.0
+    return abs(d - 45.0)
+
+
+def pose_distance(a: BoardPose, b: BoardPose) -> tuple[float, float]:
+    """(centre distance in pixels, angle difference in degrees modulo 90) between two poses."""
+    return (
+        math.hypot(a.center_px.x - b.center_px.x, a.center_px.y - b.center_px.y),
+        _angle_gap(a.angle_deg, b.angle_deg),
+    )
+
+
+class PoseTracker:
+    """Keeps the last good pose and refuses sudden jumps.
+
+    A detected pose within ``jump_px`` (centre) and ``jump_deg`` (angle) of the last good one is taken.
+    A pose farther away is a *jump*: the frame is read at the last good pose instead (problem "jump")
+    until the new pose has been seen, consistently, in ``jump_frames`` consecutive frames; then it is
+    taken (the board really was moved). A frame where no grid is found is read at the last good pose
+    by the detector itself.
+    """
+
+    def __init__(
+        self,
+        params: DetectorParams | None = None,
+        *,
+        jump_px: float = 25.0,
+        jump_deg: float = 5.0,
+        jump_frames: int = 5,
+    ) -> None:
+        if jump_frames < 1:
+            raise ValueError(f"jump_frames must be at least 1, got {jump_frames}")
+        self.params = params
+        self.jump_px = jump_px
+        self.jump_deg = jump_deg
+        self.jump_frames = jump_frames
+        #: the last good pose (None until a board was found, and after it was lost).
+        self.pose: BoardPose | None = None
+        self._candidate: BoardPose | None = None
+        self._candidate_frames = 0
+        self._blind_frames = 0
+
+    def _near(self, a: BoardPose, b: BoardPose) -> bool:
+        dist, gap = pose_distance(a, b)
+        return dist <= self.jump_px and gap <= self.jump_deg
+
+    def process(self, image: np.ndarray) -> Detection:
+        """Detect in ``image`` with the last good pose as prior and apply the jump rule."""
+        det = detect(image, self.params, prior=self.pose)
+        if det.pose_source == "detected" and det.pose is not None:
+            if self.pose is None or self._near(det.pose, self.pose):
+                self._accept(det.pose)
+                return det
+            if self._candidate is not None and self._near(det.pose, self._candidate):
+                self._candidate_frames += 1
+            else:
+                self._candidate_frames = 1
+            self._candidate = det.pose
+            if self._candidate_frames >= self.jump_frames:
+                self._accept(det.pose)
+                return det
+            held = read_board(image, self.pose, self.params)
+            return replace(held, problem="jump", processing_ms=det.processing_ms + held.processing_ms)
+        if det.pose_source == "prior":
+            self._blind_frames = self._blind_frames + 1 if det.occlusion >= 1.0 else 0
+            if self._blind_frames >= LOST_AFTER_FRAMES:
+                self.pose = None
+                return replace(det, found=False, pose=None, squares=(), problem="no-board")
+        return det
+
+    def _accept(self, pose: BoardPose) -> None:
+        self.pose = pose
+        self._candidate = None
+        self._candidate_frames = 0
+        self._blind_frames = 0
+
+
+@dataclass(frozen=True)
+class FilterStep:
+    """What the stability filter says about one frame."""
+
+    #: this frame's reading agrees with the stable one and is backed by enough frames.
+    stable: bool
+    #: consecutive agreeing, usable frames behind this frame's reading (0 for an unusable frame).
+    agreeing: int
+    #: the stable board changed with this frame (publish it): true exactly once per change.
+    changed: bool
+    #: the current stable board ("" before the first one).
+    stable_board: str
+
+
+class StabilityFilter:
+    """A board reading becomes stable after ``stable_frames`` consecutive agreeing, usable frames.
+
+    Usable: the board was found, nothing covers the grid, no square is unknown, the pose did not jump.
+    Anything else breaks the run, so a hand over the board, a half-placed piece or a moving board never
+    produce a stable reading. The whole 9-square reading is compared, so a piece taken away is noticed
+    exactly like a piece put down.
+    """
+
+    def __init__(self, stable_frames: int) -> None:
+        if stable_frames < 1:
+            raise ValueError(f"stable_frames must be at least 1, got {stable_frames}")
+        self.stable_frames = stable_frames
+        self.stable_board = ""
+        self._candidate = ""
+        self._count = 0
+
+    @staticmethod
+    def usable(found: bool, board: str, occluded: bool, problem: str = "") -> bool:
+        return found and not occluded and "?" not in board and len(board) == 9 and problem != "jump"
+
+    def update(self, found: bool, board: str, occluded: bool, problem: str = "") -> FilterStep:
+        """Feed one frame's reading; returns whether it is stable and whether the stable board changed."""
+        if not self.usable(found, board, occluded, problem):
+            self._candidate, self._count = "", 0
+            return FilterStep(False, 0, False, self.stable_board)
+        if board == self._candidate:
+            self._count += 1
+        else:
+            self._candidate, self._count = board, 1
+        changed = False
+        if self._count >= self.stable_frames and board != self.stable_board:
+            self.stable_board = board
+            changed = True
+        stable = self._count >= self.stable_frames and board == self.stable_board
+        return FilterStep(stable, self._count, changed, self.stable_board)
+
+    def reset(self) -> None:
+        """Forget everything (a new camera, a new board)."""
+        self.stable_board, self._candidate, self._count = "", "", 0
+
+
+@dataclass(frozen=True)
+class CoreResult:
+    """One processed frame: the observation to publish, whether the stable board changed, the detection."""
+
+    observation: BoardObservation
+    changed: bool
+    detection: Detection
+
+
+class VisionCore:
+    """The vision process's pure core: frames in, observations out (tracker + filter + detector)."""
+
+    def __init__(
+        self,
+        params: DetectorParams | None = None,
+        *,
+        stable_frames: int = 6,
+        jump_px: float = 25.0,
+        jump_deg: float = 5.0,
+        jump_frames: int = 5,
+    ) -> None:
+        self.tracker = PoseTracker(params, jump_px=jump_px, jump_deg=jump_deg, jump_frames=jump_frames)
+        self.filter = StabilityFilter(stable_frames)
+        #: the last stable observation (re-published at 1 Hz), None before the first.
+        self.stable_observation: BoardObservation | None = None
+
+    @classmethod
+    def from_config(cls, vision: object) -> VisionCore:
+        return cls(
+            stable_frames=vision.stable_frames,  # type: ignore[attr-defined]
+            jump_px=vision.jump_px,  # type: ignore[attr-defined]
+            jump_deg=vision.jump_deg,  # type: ignore[attr-defined]
+            jump_frames=vision.jump_frames,  # type: ignore[attr-defined]
+        )
+
+    def process(self, image: np.ndarray, frame_id: int, capture_ns: int = 0) -> CoreResult:
+        det = self.tracker.process(image)
+        step = self.filter.update(det.found, det.board, det.occluded, det.problem)
+        obs = det.to_observation(frame_id, capture_ns=capture_ns)
+        obs = _with(obs, stable=step.stable, agreeing_frames=step.agreeing)
+        if step.changed:
+            self.stable_observation = obs
+        return CoreResult(obs, step.changed, det)
+
+
+def _with(obs: BoardObservation, **changes: object) -> BoardObservation:
+    import msgspec
+
+    return msgspec.structs.replace(obs, **changes)
