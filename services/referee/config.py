@@ -33,6 +33,9 @@ class RefereeConfig(Section):
     colours: str = "bbww"
     #: default opening square of the device in task 4 (1..9).
     first_square: int = 5
+    #: when the journal holds more records than this, it is replaced by one checkpoint of the state
+    #: (atomically), so that a restart never has a long replay.
+    compact_records: int = 5000
     #: period of the timer that checks timeouts and liveness.
     tick_period_s: float = 0.1
     #: the game state is re-published this often even when nothing changed.

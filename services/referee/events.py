@@ -16,6 +16,7 @@ ActuatorReport    actuator.event                      :class:`messages.ActuatorE
 PeerHeartbeat     sys.heartbeat                       the process name and its health word
 Tick              the shell's timer                   nothing but ``now``
 Restarted         the shell, once after replay        nothing but ``now``
+Checkpoint        the journal, when it is compacted   the whole state, encoded
 ================  ==================================  ============================================
 
 Actions are plain frozen dataclasses; the shell carries them out in order (after the event that caused
@@ -85,7 +86,16 @@ class Restarted(EventBase, frozen=True):
     first, a pending move request is sent again)."""
 
 
-Event = Operator | Button | Observation | AiReply | ActuatorReport | PeerHeartbeat | Tick | Restarted
+class Checkpoint(EventBase, frozen=True):
+    """The whole state (:func:`services.referee.machine.encode_state`), written as the first record of a
+    compacted journal: replay starts from it instead of from the first event ever."""
+
+    state: bytes
+
+
+Event = (
+    Operator | Button | Observation | AiReply | ActuatorReport | PeerHeartbeat | Tick | Restarted | Checkpoint
+)
 
 EVENT_TYPES: tuple[type[EventBase], ...] = (
     Operator,
@@ -96,6 +106,7 @@ EVENT_TYPES: tuple[type[EventBase], ...] = (
     PeerHeartbeat,
     Tick,
     Restarted,
+    Checkpoint,
 )
 
 _encoder = msgspec.msgpack.Encoder()

@@ -91,7 +91,10 @@ class Journal:
         self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            created = not self.path.exists()
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if created:  # the new name must survive a power cut too
+                _sync_dir(self.path.parent)
         except OSError as exc:
             raise JournalError(f"cannot open the journal {self.path}: {exc.strerror}") from None
         self.records = 0
@@ -112,6 +115,29 @@ class Journal:
         except OSError as exc:
             raise JournalError(f"cannot write the journal {self.path}: {exc.strerror or exc}") from None
 
+    def compact(self, first: Event) -> None:
+        """Replace the whole journal by the single record ``first`` (a checkpoint of the state), atomically:
+        the new file is written and synced beside the old one, then renamed over it. A crash at any
+        moment leaves either the old journal or the new one."""
+        tmp = self.path.with_name(self.path.name + ".compact")
+        record = encode_record(first)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            try:
+                os.write(fd, record)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self.sync()
+            os.replace(tmp, self.path)
+            _sync_dir(self.path.parent)
+            os.close(self._fd)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        except OSError as exc:
+            raise JournalError(f"cannot compact the journal {self.path}: {exc.strerror or exc}") from None
+        self.records = 1
+        self._dirty = False
+
     def sync(self) -> None:
         if self._dirty:
             os.fsync(self._fd)
@@ -130,6 +156,14 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _sync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def open_journal(path: str | os.PathLike[str]) -> tuple[Journal, list[Event], Recovery]:

@@ -39,6 +39,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
+import msgspec
+
 import engine
 from messages import (
     ActuatorCommand,
@@ -58,6 +60,7 @@ from .events import (
     ActuatorReport,
     AiReply,
     Button,
+    Checkpoint,
     Event,
     Observation,
     Operator,
@@ -426,6 +429,18 @@ def step(state: RefereeState, event: Event) -> tuple[RefereeState, list[Action]]
             new = _on_tick(state, now, out)
         case Restarted():
             new = _on_restarted(state, now, out)
+        case Checkpoint():
+            try:
+                restored = decode_state(event.state)
+            except (msgspec.DecodeError, msgspec.ValidationError) as exc:  # never fatal: start afresh
+                out.append(
+                    log("journal checkpoint unreadable: starting afresh", severity="error", error=str(exc))
+                )
+                return initial_state(state.settings), out
+            # the settings of this run win over those the checkpoint was written with
+            new = _replace(restored, settings=state.settings)
+            out.append(log("journal checkpoint", phase=new.phase, game=new.game_id, revision=new.revision))
+            return new, out
         case _:
             raise TypeError(f"not a referee event: {event!r}")
     return _publish_if_changed(state, new, now, out, force=isinstance(event, Restarted))
@@ -440,6 +455,25 @@ def _publish_if_changed(
         new = _replace(new, revision=old.revision + 1)
         out.append(PublishState(game_state(new, now)))
     return new, out
+
+
+_state_encoder = msgspec.msgpack.Encoder()
+_state_decoder = msgspec.msgpack.Decoder(RefereeState)
+
+
+def encode_state(state: RefereeState) -> bytes:
+    """``state`` as msgpack (for a journal :class:`Checkpoint`)."""
+    return _state_encoder.encode(state)
+
+
+def decode_state(raw: bytes) -> RefereeState:
+    """The state encoded by :func:`encode_state`. :raises msgspec.DecodeError: on damaged bytes."""
+    return _state_decoder.decode(raw)
+
+
+def checkpoint(state: RefereeState, now: float) -> Checkpoint:
+    """The event that stands for every event that led to ``state``."""
+    return Checkpoint(now=now, state=encode_state(state))
 
 
 def rebuild(events: Iterable[Event], state: RefereeState) -> RefereeState:

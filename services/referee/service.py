@@ -171,6 +171,9 @@ class Referee(Service):
             self.journal.append(event, sync=acts)
             self.journaled += 1
         self.state = new
+        if self.journal.records > self.config.referee.compact_records:
+            self.journal.compact(M.checkpoint(new, event.now))
+            self.log.info("journal compacted", phase=new.phase, game=new.game_id)
         self.health = "degraded" if new.fault or new.peers_down else "ok"
         self.detail = new.fault or (f"waiting for {', '.join(new.peers_down)}" if new.peers_down else "")
         for action in actions:

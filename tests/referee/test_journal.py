@@ -159,3 +159,33 @@ def test_a_restart_in_every_phase_of_a_placement_task_ends_the_same() -> None:
             w.run()
             assert (w.state.result, w.state.board) == (ref.state.result, ref.state.board), (k, mode)
             assert len(w.placed_ids) == len(set(w.placed_ids)) and w.physical == ref.physical, (k, mode)
+
+
+def test_compaction_replaces_the_journal_by_a_checkpoint_anywhere_in_the_game(
+    recorded: World, tmp_path: Path
+) -> None:
+    path = tmp_path / "compact.journal"
+    settings = recorded.settings
+    for k in range(0, len(recorded.journal) + 1, 3):
+        path.unlink(missing_ok=True)
+        journal = Journal(path)
+        state = M.initial_state(settings)
+        for event in recorded.journal[:k]:
+            journal.append(event)
+            state = M.step(state, event)[0]
+        journal.compact(M.checkpoint(state, 0.0))
+        for event in recorded.journal[k:]:
+            journal.append(event)
+        journal.close()
+        reopened, events, recovery = open_journal(path)
+        reopened.close()
+        assert recovery.records == 1 + len(recorded.journal) - k and recovery.problem == ""
+        assert M.rebuild(events, M.initial_state(settings)) == recorded.state, k
+    assert not (tmp_path / "compact.journal.compact").exists()
+
+
+def test_an_unreadable_checkpoint_starts_afresh_instead_of_failing() -> None:
+    from services.referee.events import Checkpoint
+
+    state, actions = M.step(M.initial_state(), Checkpoint(now=1.0, state=b"\xc1garbage"))
+    assert state == M.initial_state() and "unreadable" in actions[0].reason
