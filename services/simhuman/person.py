@@ -141,6 +141,8 @@ class Person:
     _moved_at: int | None = None
     _correction: Correction | None = None
     _presses: dict[tuple[str, int], int] = field(default_factory=dict)
+    _last_acted: tuple[str, int] | None = None
+    _last_illegal: int = 0
     _ids: itertools.count[int] = field(default_factory=itertools.count)
 
     def __post_init__(self) -> None:
@@ -173,6 +175,8 @@ class Person:
             Act(action),
             self.delay(self.config.reach_s / 2),
         ]
+        if action.kind == "move":  # the hand carried the piece over to its new square
+            steps += [self._hand(action.to_square, True), self.delay(self.config.reach_s / 2)]
         if withdraw:
             steps += [self._hand(None, False), self.delay(self.config.reach_s / 2)]
         return steps
@@ -225,7 +229,11 @@ class Person:
         if presses >= MAX_PRESSES_PER_TURN:
             return [Say(f"gave up pressing after {presses} rejected presses ({state.illegal})")]
         self._presses[(state.game_id, turn)] = presses + 1
-        if state.illegal:
+        # Rejected: the illegal count grew since we last acted on this very turn. (``illegal`` alone is
+        # not enough: a referee may leave the last reason in place after a legal move.)
+        rejected = self._last_acted == (state.game_id, turn) and state.illegal_moves > self._last_illegal
+        self._last_acted, self._last_illegal = (state.game_id, turn), state.illegal_moves
+        if rejected:
             return self._after_illegal(state, turn)
         if self._correction is not None:
             # The referee dealt with it itself (a cheat restored): nothing of ours to undo.

@@ -9,8 +9,11 @@ plan has finished: the referee holds ``waiting-for-person`` until the button, so
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
-from typing import Any, Final
+import threading
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
 
 import msgspec
 
@@ -21,6 +24,8 @@ from services.common.shell import Service, run_service
 from .interactive import InputClosed, interactive_turn
 from .person import Act, MisbehaviourError, Person, Press, Say, Step, Wait
 from .policy import PolicyError
+
+T = TypeVar("T")
 
 #: a contact bounce lasts this long (real seconds, not scaled: it is electrical).
 BOUNCE_S: Final = 0.002
@@ -37,6 +42,34 @@ def button_levels(pressed: bool, bounce: int) -> list[bool]:
         out += [pressed, not pressed]
     out.append(pressed)
     return out
+
+
+def in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    """Run a blocking ``fn`` (a terminal read) in a daemon thread. Unlike the default executor, a
+    thread stuck in ``readline`` then does not keep the process alive after SIGTERM."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def work() -> None:
+        try:
+            result = fn(*args)
+        except BaseException as exc:  # handed over to the awaiting coroutine
+            outcome: tuple[Any, BaseException | None] = (None, exc)
+        else:
+            outcome = (result, None)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=work, name="simhuman-terminal", daemon=True).start()
+    return future
 
 
 class SimHuman(Service):
@@ -116,16 +149,13 @@ class SimHuman(Service):
         if key in self.person._acted:
             return []
         self.person._acted.add(key)
-        loop = asyncio.get_running_loop()
 
         def write(text: str) -> None:
             self.stdout.write(text)
             self.stdout.flush()
 
         try:
-            return await loop.run_in_executor(
-                None, interactive_turn, self.person, state, self.stdin.readline, write
-            )
+            return await in_daemon_thread(interactive_turn, self.person, state, self.stdin.readline, write)
         except InputClosed:
             self.log.info("the terminal closed; the person left")
             await asyncio.Event().wait()

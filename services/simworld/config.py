@@ -39,7 +39,7 @@ class SimWorldConfig(Section):
     rapid_xy_mm_min: float = 8000.0
     rapid_z_mm_min: float = 2000.0
     #: simulated seconds a homing cycle takes.
-    homing_s: float = 2.0
+    homing_s: float = 1.5
     #: GRBL with homing switches starts (and restarts after a reset in motion) in ALARM until $H or $X.
     homing_lock: bool = True
     #: motion blocks the planner holds (GRBL: 15 usable of 16).

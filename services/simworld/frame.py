@@ -366,12 +366,6 @@ class FrameEngine:
     def _hard_alarm(self, code: int) -> None:
         self.raise_alarm(code, self._now)
 
-    def soft_reset(self, now: float) -> None:
-        """Power cycle of the firmware's state machine (not reachable over the wire; RESET is)."""
-        self._now = now
-        if self._abort():
-            self.alarm = ALARM_RESET_IN_MOTION
-
 
 _HANDLERS: dict[int, Callable[[FrameEngine, Frame], None]] = {
     PING: FrameEngine._ping,

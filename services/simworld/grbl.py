@@ -52,7 +52,6 @@ ERR_EXPECTED_LETTER: Final = 1
 ERR_BAD_NUMBER: Final = 2
 ERR_INVALID_DOLLAR: Final = 3
 ERR_NEGATIVE: Final = 4
-ERR_HOMING_DISABLED: Final = 5
 ERR_NOT_IDLE: Final = 8
 ERR_ALARM_LOCK: Final = 9
 ERR_OVERFLOW: Final = 11
@@ -297,16 +296,10 @@ class GrblEngine:
         if line == "$X":
             return self._unlock()
         if line == "$H":
-            if not self.sim.homing_lock and not self._homing_enabled():
-                raise GrblError(ERR_HOMING_DISABLED)
             if self.planner.busy:
                 raise GrblError(ERR_NOT_IDLE)
             return self._home()
         raise GrblError(ERR_INVALID_DOLLAR, f"unsupported {line}")
-
-    @staticmethod
-    def _homing_enabled() -> bool:
-        return True  # the emulated machine always has homing switches
 
     def _unlock(self) -> LineRun:
         if self.alarm is not None:
@@ -339,11 +332,14 @@ class GrblEngine:
             self._emit(f"{key}={value}")
 
     def _parser_state(self) -> str:
-        magnet = "M8" if self.world.gripper.magnet and self.magnet_on == 8 else "M9"
+        on = self.world.gripper.magnet
+        # The magnet is wired to coolant (M7/M8 with M9) or to the spindle (M3/M4 with M5).
+        spindle = f"M{self.magnet_on}" if on and self.magnet_on in (3, 4) else "M5"
+        coolant = f"M{self.magnet_on}" if on and self.magnet_on in (7, 8) else "M9"
         feed = 0 if self.feed is None else round(self.feed)
         return (
             f"[GC:G{self.motion} G54 G17 {'G20' if self.inches else 'G21'} "
-            f"{'G90' if self.absolute else 'G91'} G94 M5 {magnet} T0 F{feed} S0]"
+            f"{'G90' if self.absolute else 'G91'} G94 {spindle} {coolant} T0 F{feed} S0]"
         )
 
     def _gcode(self, line: str) -> LineRun:

@@ -156,3 +156,31 @@ def test_world_file(tmp_path: Path, config: Any) -> None:
         assert "not JSON" in str(exc)
     else:
         raise AssertionError("bad JSON accepted")
+
+
+async def test_simhuman_terminal_mode_and_run_time_setup(config: Any) -> None:
+    import io
+
+    from messages import HumanSetup
+
+    service = SimHuman(fast(config, policy="you"), stdin=io.StringIO("7\n\n"), stdout=io.StringIO())
+    try:
+        state = GameState(
+            revision=1,
+            game_id="g",
+            phase="waiting-for-person",
+            lamp=True,
+            device_colour="white",
+            board="....O....",
+            moves=[5],
+        )
+        steps = await service.plan(state)
+        places = [s.action for s in steps if hasattr(s, "action")]
+        assert [(a.kind, a.colour, a.to_square) for a in places] == [("place", "black", 7)]
+        assert await service.plan(state) == []  # the same turn is not asked twice
+        await service.on_message(HumanSetup(policy="mistake:2", misbehave=["two-pieces"], seed=9))
+        assert service.person.config.policy == "mistake:2" and service.person.todo == {"two-pieces": None}
+        await service.on_message(HumanSetup(policy="nonsense"))
+        assert service.person.config.policy == "mistake:2" and "nonsense" in service.last_error
+    finally:
+        service.close()

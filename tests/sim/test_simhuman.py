@@ -377,3 +377,38 @@ def test_interactive_turn_with_injected_streams(config: Any) -> None:
     assert render_board("X...O....").splitlines()[0] == " X | 2 | 3"
     with pytest.raises(InputClosed):
         interactive_turn(person, state, io.StringIO("").readline, out.write)
+
+
+def test_a_stale_illegal_reason_on_a_new_turn_is_not_a_rejection(config: Any) -> None:
+    person = person_for(config, misbehave=["button-without-move"])
+    state = GameState(
+        revision=1,
+        game_id="g",
+        phase="waiting-for-person",
+        lamp=True,
+        device_colour="black",
+        board="X........",
+        moves=[1],
+        illegal="two-pieces",
+        illegal_moves=1,
+    )
+    steps = person.on_state(state)
+    assert person.done == ["button-without-move"]  # a fresh turn: the misbehaviour is committed
+    assert not any(isinstance(s, Act) for s in steps)
+
+
+def test_a_rejected_legal_move_is_pressed_again_without_moving_twice(config: Any) -> None:
+    person = person_for(config)
+    base = dict(
+        game_id="g",
+        phase="waiting-for-person",
+        lamp=True,
+        device_colour="black",
+        board="X........",
+        moves=[1],
+    )
+    first = person.on_state(GameState(revision=1, **base))
+    assert sum(isinstance(s, Act) and s.action.kind == "place" for s in first) == 1
+    again = person.on_state(GameState(revision=3, illegal="stable-timeout", illegal_moves=1, **base))
+    assert not any(isinstance(s, Act) and s.action.kind == "place" for s in again)
+    assert isinstance(again[-1], Press)
