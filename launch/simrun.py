@@ -393,6 +393,10 @@ def judge(plan: TaskPlan, seen: Observed) -> Verdict:
     if state is None:
         reasons.append("the referee never started the task")
         return Verdict(False, reasons)
+    if seen.timed_out:
+        detail = f": {state.message}" if state.message else ""
+        fault = f" (fault {state.fault})" if state.fault else ""
+        reasons.append(f"the referee was left in {state.phase}/{state.activity or '-'}{fault}{detail}")
     if world is None:
         reasons.append("no word from the simulated world")
         return Verdict(False, reasons)
@@ -753,7 +757,9 @@ class SimSession:
                 return False
             if v is None or v.board != EMPTY_BOARD or v.pose is None:
                 return False
-            return abs(_angle_diff(v.pose.angle_deg, plan.board_angle_deg)) <= ANGLE_TOLERANCE_DEG
+            return abs(_angle_diff(v.pose.angle_deg, expected)) <= ANGLE_TOLERANCE_DEG
+
+        expected = image_angle(self.config, plan)
 
         await self.until(ready, timeout, "waiting for the referee at rest and vision seeing the empty board")
 
@@ -766,6 +772,27 @@ class SimSession:
         )
         if env is not None:
             self._take(env)
+
+
+def image_angle(config: Any, plan: TaskPlan) -> float:
+    """The board's angle as the camera sees it (what vision reports) for the plan's pose on the table:
+    the board's x axis carried into the image through the inverse of the calibration. Without a
+    calibration, the table angle itself."""
+    import numpy as np
+
+    if len(config.calibration.homography) != 9:
+        return plan.board_angle_deg
+    to_image = np.linalg.inv(np.asarray(config.calibration.homography, dtype=float).reshape(3, 3))
+    a = math.radians(plan.board_angle_deg)
+    ends = []
+    for step in (-20.0, 20.0):  # millimetres along the board's x axis, either side of its centre
+        x = plan.board_x_mm + step * math.cos(a)
+        y = plan.board_y_mm - step * math.sin(a)
+        u, v, w = to_image @ (x, y, 1.0)
+        ends.append((u / w, v / w))
+    (u1, v1), (u2, v2) = ends
+    # counter-clockwise positive as seen in the image, whose y axis points down
+    return _angle_diff(math.degrees(math.atan2(-(v2 - v1), u2 - u1)), 0.0)
 
 
 def world_is_reset(world: WorldState) -> bool:

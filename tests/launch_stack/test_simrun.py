@@ -236,3 +236,13 @@ def test_simulator_calibration_matches_the_simulated_camera(config: Any) -> None
         a = found @ (u, v, 1.0)
         b = truth @ (u, v, 1.0)
         assert np.allclose(a[:2] / a[2], b[:2] / b[2], atol=1.0)
+
+
+def test_image_angle_follows_the_calibration(config: Any) -> None:
+    plan = TaskPlan(task=3, board_angle_deg=30.0)
+    assert simrun.image_angle(config, plan) == 30.0  # no calibration: the table's angle
+    homography, _ = simrun.calibrate_simulator(config)
+    calibrated = simrun.stack_module.merge(config, {"calibration": {"homography": homography}})
+    seen = simrun.image_angle(calibrated, plan)
+    assert abs(seen - 30.0) < 5.0  # the simulated camera is slightly turned and tilted
+    assert abs(simrun.image_angle(calibrated, TaskPlan(task=3, board_angle_deg=-30.0)) + 30.0) < 5.0
