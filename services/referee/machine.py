@@ -219,6 +219,8 @@ class PendingCommand:
     observed: str = ""
     #: the confirmation timeout has been reported
     reported: bool = False
+    #: the placement has run past the contest's budget (logged once)
+    over_budget: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -1108,6 +1110,19 @@ def _on_tick(state: RefereeState, now: float, out: list[Action]) -> RefereeState
         return state
     if state.phase == COMMAND_SENT and state.pending is not None:
         pending = state.pending
+        if not pending.over_budget and now - pending.started > s.placement_budget_s:
+            out.append(
+                log(
+                    "placement over its budget",
+                    severity="warning",
+                    command_id=pending.command.command_id,
+                    square=pending.square,
+                    budget_s=s.placement_budget_s,
+                    status=pending.status,
+                )
+            )
+            pending = _replace(pending, over_budget=True)
+            state = _replace(state, pending=pending)
         if pending.status in (SENT, ACCEPTED, QUERYING) and now - pending.sent_at > s.command_timeout_s:
             out.append(
                 log(

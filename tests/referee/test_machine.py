@@ -297,6 +297,9 @@ def test_silent_actuator_is_queried_and_an_unknown_command_sent_again() -> None:
 def test_over_budget_placement_is_recorded_as_such() -> None:
     drive, _, expected = _device_move_sent()
     drive.tick(16.0)
+    assert "placement over its budget" in drive.logs()
+    drive.tick(1.0)
+    assert not drive.logs()  # said once
     drive.report("done")
     drive.observe(expected)
     assert not drive.public.placements[-1].within_budget
