@@ -79,7 +79,8 @@ class WorldAction(Message, frozen=True):
 
     - ``place``: put a ``colour`` piece from the person's supply on ``to_square``.
     - ``move``: move the piece on ``from_square`` to ``to_square``.
-    - ``remove``: take the piece on ``from_square`` off the board (onto the table).
+    - ``remove``: take the piece on ``from_square`` off the board, back into a free slot of its colour's
+      supply column (the highest free one).
     - ``hand``: show (``present``) or withdraw the hand over ``to_square`` (or the board's centre).
     - ``board``: set the board's pose (``x_mm``, ``y_mm``, ``angle_deg``): the operator turned it (task 3).
     - ``reset``: put every piece back in its supply column (between tasks).

@@ -49,7 +49,7 @@ class SimWorldConfig(Section):
     magnet_off: str = "M9"
     #: real seconds (not scaled by speed) the controller stops answering on a "stall" fault.
     stall_s: float = 3.0
-    #: where the person puts pieces they take off the board: first spot and the step between spots.
+    #: where the person lays a piece taken off the board when its supply column has no free slot.
     discard_x_mm: float = 130.0
     discard_y_mm: float = 266.0
     discard_dx_mm: float = 26.0

@@ -387,25 +387,32 @@ class World:
         return self.sim.discard_x_mm + index * self.sim.discard_dx_mm, self.sim.discard_y_mm
 
     def remove(self, from_square: int) -> int:
-        """The person takes the top piece on ``from_square`` off the board and lays it on the table, on
-        the first free discard spot. Returns its id."""
+        """The person takes the top piece on ``from_square`` off the board and puts it back in its
+        colour's supply column, in the highest free slot (where the person's hand goes first; for a
+        device piece that is the slot the device has not reached yet); on a discard spot on the table
+        when no slot is free. Returns the piece's id."""
         here = self.pieces_on(from_square)
         if not here:
             raise WorldError(f"there is no piece on square {from_square} to remove")
         piece = here[0]
-        for index in range(PIECE_COUNT):
-            x, y = self.discard_spot(index)
-            free = all(
-                math.hypot(p.x_mm - x, p.y_mm - y) >= 2 * self.radius_mm
-                for p in self.pieces
-                if p is not piece
-            )
-            if free:
+        column = self.table.black_supply if piece.colour == "black" else self.table.white_supply
+        spots = [supply_slot_xy(column, slot) for slot in reversed(range(column.slots))]
+        spots += [self.discard_spot(index) for index in range(PIECE_COUNT)]
+        for x, y in spots:
+            if self._free(x, y, piece):
                 break
         piece.x_mm, piece.y_mm = x, y
         piece.layer = self._take_layer()
         self._changed()
         return piece.piece_id
+
+    def _free(self, x: float, y: float, moving: Piece) -> bool:
+        """No other piece lies where ``moving`` would go."""
+        return all(
+            math.hypot(p.x_mm - x, p.y_mm - y) >= 2 * self.radius_mm
+            for p in self.pieces
+            if p is not moving and not p.held
+        )
 
     def set_hand(self, present: bool, square: int | None = None, angle_deg: float | None = None) -> None:
         """Show the hand over ``square`` (or the board's centre), or withdraw it."""

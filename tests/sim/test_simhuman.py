@@ -304,7 +304,7 @@ def test_remove_device_piece_world(config: Any) -> None:
     world, _, _ = first_turn(config, "remove-device-piece")
     board = world.board_string()
     assert board.count("X") == 1 and board.count("O") == 1
-    assert any(p.colour == "black" and world.where(p) == "table" for p in world.pieces)
+    assert sum(p.colour == "black" and world.where(p) == "supply" for p in world.pieces) == 4
 
 
 def test_button_without_move_world(config: Any) -> None:

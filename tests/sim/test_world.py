@@ -112,10 +112,18 @@ def test_move_remove_and_replace(config: Any) -> None:
     world.apply(act("remove", from_square=7))
     snap = world.snapshot()
     assert snap.board == "." * 9
-    assert snap.pieces[4].where == "table"
-    # the person picks up the piece they put aside before taking one from the supply
-    world.apply(act("place", colour="black", to_square=2))
-    assert world.snapshot().pieces[4].square == 2
+    assert (snap.pieces[4].where, snap.pieces[4].slot) == ("supply", 4)  # back where it came from
+    # a device piece (taken from slot 0) goes back into the highest free slot
+    world.move_gripper(360.0, 80.0, 0.0)
+    world.set_magnet(True)
+    world.move_gripper(*world.square_center(3), 5.0)
+    world.set_magnet(False)
+    world.apply(act("remove", from_square=3))
+    assert (world.snapshot().pieces[5].where, world.snapshot().pieces[5].slot) == ("supply", 0)
+    world.apply(act("place", colour="white", to_square=1))
+    world.apply(act("remove", from_square=1))
+    assert world.snapshot().pieces[9].slot == 4
+    world.check()
 
 
 def test_bad_actions_are_clear_errors_and_change_nothing(config: Any) -> None:
