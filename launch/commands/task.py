@@ -7,6 +7,7 @@
     sanzi task 4 --first 5                    the device plays black and opens on square 5
     sanzi task 5                              the person plays black and opens; the device never loses
     sanzi task 6                              a game in which cheating is expected (and undone)
+    sanzi task 6 --first 1                    the same, with the device playing black and opening
 
 The referee checks the arguments (squares 1..9, no repeats, the right count, no task while one runs) and
 answers; exit code 0 when it accepted, 1 when it refused (the reason is printed), 3 when no referee
@@ -44,7 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="colour order of tasks 2 and 3, one b/w letter per square (default: the referee's, bbww)",
     )
     parser.add_argument(
-        "--first", type=int, default=None, help="the device's opening square in task 4 (default 5)"
+        "--first",
+        type=int,
+        default=None,
+        help="the device's opening square in task 4 (default 5); in task 6 the device then opens",
     )
     parser.add_argument("--wait", type=float, default=4.5, help="seconds to wait for the referee's answer")
 

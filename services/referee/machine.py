@@ -529,8 +529,8 @@ def validate_task(cmd: OperatorCommand, settings: Settings) -> TaskSpec:
     task = cmd.task
     if task not in (1, 2, 3, 4, 5, 6):
         raise OperatorError(f"unknown task {task!r}: tasks are 1 to 6")
-    if task != 4 and cmd.first is not None:
-        raise OperatorError(f"--first is for task 4 (the device opens); task {task} does not take it")
+    if task not in (4, 6) and cmd.first is not None:
+        raise OperatorError(f"--first is for tasks 4 and 6 (the device opens); task {task} does not take it")
     if task not in (2, 3) and cmd.colours:
         raise OperatorError(f"--colours is for tasks 2 and 3; task {task} does not take it")
     if task == 1:
@@ -559,6 +559,8 @@ def validate_task(cmd: OperatorCommand, settings: Settings) -> TaskSpec:
     if task == 4:
         first = settings.first_square if cmd.first is None else _check_square(cmd.first, "--first")
         return TaskSpec(4, device=J.BLACK, first_square=first)
+    if task == 6 and cmd.first is not None:  # a cheating game in which the device opens
+        return TaskSpec(6, device=J.BLACK, first_square=_check_square(cmd.first, "--first"))
     return TaskSpec(task, device=J.WHITE)  # 5 and 6: the person plays black and opens
 
 
@@ -952,7 +954,7 @@ def _continue_game(state: RefereeState, now: float, out: list[Action]) -> Refere
 def _device_turn(state: RefereeState, now: float, out: list[Action]) -> RefereeState:
     out.append(log("device to move", game=state.game_id, board=state.board))
     state, request_id = _next_id(_replace(state, phase=DEVICE_TO_MOVE), "r")
-    first = state.first_square if state.board == J.EMPTY_BOARD else None
+    first = state.first_square if state.board == J.EMPTY_BOARD else None  # tasks 4 and 6 --first
     request = MoveRequest(
         request_id=request_id,
         board=state.board,

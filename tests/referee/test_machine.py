@@ -103,7 +103,8 @@ def test_game_waits_for_an_empty_board() -> None:
         ({"task": 2, "squares": [1, 2, 3, 4], "colours": "bbw"}, "4 letters"),
         ({"task": 4, "first": 0}, "square 1..9"),
         ({"task": 4, "first": 10}, "square 1..9"),
-        ({"task": 5, "first": 3}, "--first is for task 4"),
+        ({"task": 5, "first": 3}, "--first is for tasks 4 and 6"),
+        ({"task": 6, "first": 0}, "square 1..9"),
         ({"task": 1, "squares": [3]}, "square 5"),
         ({"task": 7}, "tasks are 1 to 6"),
         ({"task": None}, "tasks are 1 to 6"),
@@ -373,6 +374,22 @@ def test_revision_grows_by_one_per_published_change_only() -> None:
     assert drive.state is state and not drive.actions
     published = [a.state for a in drive.actions if isinstance(a, PublishState)]
     assert all(p.revision == drive.state.revision for p in published)
+
+
+def test_task6_with_first_has_the_device_open_as_black() -> None:
+    drive = Drive()
+    drive.task(6, first=7)
+    assert drive.public.device_colour == "black"
+    assert drive.device_turn() == 7
+
+
+def test_a_task_is_refused_while_a_required_peer_is_down() -> None:
+    drive = Drive(M.Settings())
+    drive.feed(Restarted(now=drive.now()))
+    drive.tick(3.5)
+    reply = drive.command(action="task", task=1)
+    assert not reply.ok and "not running" in reply.error and "vision" in reply.error
+    assert drive.public.phase == M.PAUSED and drive.public.paused_phase == M.IDLE
 
 
 def test_button_outside_the_persons_turn_is_ignored() -> None:
