@@ -352,6 +352,8 @@ class GrblEngine:
                 continue
             if letter in values:
                 raise GrblError(ERR_WORD_REPEATED, f"{letter} repeated")
+            if letter in "ST":
+                continue  # spindle speed and tool number: accepted, nothing to do
             if letter not in "XYZFP":
                 raise GrblError(ERR_UNSUPPORTED, f"word {letter}")
             values[letter] = v

@@ -18,7 +18,7 @@ import msgspec
 from messages import FaultInjection, WorldAction, WorldState
 from services.common.shell import Service, run_service
 
-from .controller import EmulatedController
+from .controller import ControllerError, EmulatedController
 from .faults import FaultSpecError
 from .world import World, WorldError
 
@@ -130,6 +130,6 @@ class SimWorld(Service):
 def main(argv: list[str] | None = None) -> int:
     try:
         return run_service(SimWorld, argv)
-    except WorldFileError as exc:
+    except (WorldFileError, FaultSpecError, ControllerError) as exc:
         print(f"simworld: {exc}", file=sys.stderr)
         return 2

@@ -85,6 +85,8 @@ def test_build_info_ok_and_errors(grbl: Factory) -> None:
     assert c.send("M100") == ["error:20"]
     assert c.send("X" * 100) == ["error:11"]
     assert c.send("g0 x1 (comment) ; more") == ["ok"]
+    assert c.send("N10 M3 S1000 T1") == ["ok"]  # spindle words accepted (the magnet is on M8/M9 here)
+    assert c.send("$G")[0].startswith("[GC:G0 G54 G17 G21 G90 G94 M5 M9 ")
 
 
 def test_status_reports_while_moving(grbl: Factory) -> None:

@@ -184,3 +184,22 @@ async def test_simhuman_terminal_mode_and_run_time_setup(config: Any) -> None:
         assert service.person.config.policy == "mistake:2" and "nonsense" in service.last_error
     finally:
         service.close()
+
+
+def test_simworld_process_refuses_bad_settings_clearly(subprocess_env: dict[str, str]) -> None:
+    import subprocess
+    import sys
+
+    for setting, words in (
+        ("simworld.faults=['melt:1']", "unknown fault"),
+        ("simworld.protocol='can'", "protocol"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "services.simworld", "--set", setting],
+            env=subprocess_env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert words in proc.stderr
