@@ -130,10 +130,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"sanzi detect: {args.image}: {exc}", file=sys.stderr)
         return EXIT_BAD_IMAGE
     data = as_dict(det, args.image)
-    if args.annotate:
-        if not cv2.imwrite(args.annotate, annotate(image, det)):
-            print(f"sanzi detect: cannot write {args.annotate}", file=sys.stderr)
-            return EXIT_BAD_IMAGE
+    if args.annotate and not cv2.imwrite(args.annotate, annotate(image, det)):
+        print(f"sanzi detect: cannot write {args.annotate}", file=sys.stderr)
+        return EXIT_BAD_IMAGE
     if args.json:
         print(json.dumps(data))
     else:

@@ -99,11 +99,11 @@ class DetectorParams:
     #: a pixel differs from the square's background when it is this many noise sigmas away...
     piece_noise_k: float = 3.0
     #: ...and at least this fraction of the grid's grey-level spread.
-    piece_min_frac: float = 0.1
+    piece_min_frac: float = 0.06
     #: ...or differs in colour (opponent channels) by this fraction of the grid's contrast.
-    piece_min_chroma: float = 0.08
+    piece_min_chroma: float = 0.06
     #: fraction of the piece disc that must differ for a piece to be there.
-    piece_min_fill: float = 0.1
+    piece_min_fill: float = 0.12
     #: a line sample is seen when its contrast is at least this fraction of the grid's typical contrast.
     line_seen_frac: float = 0.45
     #: a square is occluded when this fraction of its border lines is not seen...
