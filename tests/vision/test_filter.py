@@ -1,0 +1,138 @@
+"""The stateful parts, frame by frame: stability filter, pose tracker (jumps), anomaly watch and store."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from messages import GameState
+from services.vision.anomaly import Anomaly, AnomalyStore, AnomalyWatch, unexplained_difference
+from services.vision.detector import detect
+from services.vision.tracker import PoseTracker, StabilityFilter
+
+from .synth import Scene, draw
+
+
+def feed(f: StabilityFilter, boards: list[str], occluded: set[int] = frozenset()) -> list[tuple[bool, bool]]:
+    return [
+        (step.stable, step.changed)
+        for step in (f.update(True, b, i in occluded) for i, b in enumerate(boards))
+    ]
+
+
+def test_stable_only_after_n_agreeing_frames_and_announced_once() -> None:
+    f = StabilityFilter(3)
+    out = feed(f, ["X........"] * 5)
+    assert out == [(False, False), (False, False), (True, True), (True, False), (True, False)]
+    assert f.stable_board == "X........"
+
+
+def test_removed_piece_is_noticed_like_an_added_one() -> None:
+    f = StabilityFilter(2)
+    feed(f, ["X...O...."] * 3)
+    out = feed(f, ["X........"] * 3)
+    assert [c for _, c in out] == [False, True, False]
+    assert f.stable_board == "X........"
+
+
+def test_occluded_unknown_missing_or_jumping_frames_break_the_run() -> None:
+    f = StabilityFilter(3)
+    assert not f.update(True, "X........", False).stable
+    assert not f.update(True, "X........", True).stable  # occluded
+    assert not f.update(True, "X........", False).stable
+    assert not f.update(True, "X???.....", False).stable  # unknown square
+    assert not f.update(False, "?????????", False).stable  # no board
+    assert not f.update(True, "X........", False, "jump").stable
+    steps = [f.update(True, "X........", False) for _ in range(3)]
+    assert [s.agreeing for s in steps] == [1, 2, 3]
+    assert steps[-1].stable and steps[-1].changed
+
+
+def test_flicker_between_two_readings_never_becomes_stable() -> None:
+    f = StabilityFilter(2)
+    out = feed(f, ["X........", "X...O...."] * 6)
+    assert not any(stable for stable, _ in out)
+    with pytest.raises(ValueError):
+        StabilityFilter(0)
+
+
+def _scene(dx: float = 0.0, angle: float = 10.0) -> np.ndarray:
+    return draw(Scene(center=(320.0 + dx, 240.0), angle_deg=angle, board="X...O....", noise=2.0), seed=1)
+
+
+def test_tracker_rejects_a_sudden_jump_until_it_persists() -> None:
+    tracker = PoseTracker(jump_px=25.0, jump_frames=3)
+    first = tracker.process(_scene())
+    assert first.pose_source == "detected"
+    home = tracker.pose
+    moved = _scene(dx=60.0)
+    a = tracker.process(moved)
+    b = tracker.process(moved)
+    assert a.problem == b.problem == "jump"
+    assert tracker.pose == home  # held at the last good pose
+    c = tracker.process(moved)
+    assert c.problem == "" and tracker.pose is not None
+    assert tracker.pose.center_px.x == pytest.approx(380.0, abs=3.0)
+
+
+def test_tracker_follows_small_motion_and_reads_at_the_prior_when_the_grid_is_hidden() -> None:
+    tracker = PoseTracker(jump_px=25.0)
+    for dx in (0.0, 5.0, 10.0):
+        assert tracker.process(_scene(dx=dx)).problem == ""
+    assert tracker.pose.center_px.x == pytest.approx(330.0, abs=2.0)
+    # A frame with no grid at all: the detector falls back to the prior and sees no lines.
+    blank = np.full((480, 640, 3), 120, np.uint8)
+    det = tracker.process(blank)
+    assert det.pose_source == "prior" and det.occluded
+    assert det.found
+
+
+def test_detect_uses_the_prior_only_when_nothing_is_found() -> None:
+    image = _scene()
+    alone = detect(image)
+    with_prior = detect(image, prior=alone.pose)
+    assert with_prior.pose_source == "detected"
+    assert with_prior.board == alone.board == "X...O...."
+
+
+def test_unexplained_difference() -> None:
+    assert unexplained_difference("X...O....", "X........", "waiting-for-person") == []
+    assert unexplained_difference("X...O...O", "X........", "waiting-for-person") == [5, 9]
+    assert unexplained_difference("....O....", "X........", "waiting-for-person") == [1, 5]
+    assert unexplained_difference("X...O....", "X........", "placement-confirmed") == [5]
+
+
+def test_anomaly_watch_disagreement_only_while_the_referee_waits() -> None:
+    watch = AnomalyWatch(lost_frames=3, min_interval_s=5.0)
+    assert watch.check(True, True, "O........", now=0.0) is None  # no referee yet
+    watch.referee = GameState(revision=1, phase="device-to-move", board="X........")
+    assert watch.check(True, True, "O........", now=1.0) is None  # not waiting
+    watch.referee = GameState(revision=2, phase="placement-confirmed", board="X........")
+    assert watch.check(True, False, "O........", now=2.0) is None  # not stable
+    found = watch.check(True, True, "O........", now=3.0)
+    assert found is not None and found.kind == "disagree"
+    assert watch.check(True, True, "O........", now=4.0) is None  # rate limited
+    assert watch.check(True, True, "O........", now=9.0) is not None
+
+
+def test_anomaly_watch_lost_board_once_per_loss() -> None:
+    watch = AnomalyWatch(lost_frames=3, min_interval_s=0.0)
+    assert watch.check(False, False, "?????????", now=0.0) is None  # never seen: not lost
+    watch.check(True, False, "X........", now=0.0)
+    kinds = [watch.check(False, False, "?????????", now=float(t)) for t in range(6)]
+    assert [k.kind if k else None for k in kinds] == [None, None, "lost", None, None, None]
+    watch.check(True, False, "X........", now=7.0)
+    again = [watch.check(False, False, "?????????", now=8.0 + t) for t in range(3)]
+    assert again[-1] is not None
+
+
+def test_anomaly_store_is_bounded(tmp_path) -> None:
+    image = _scene()
+    det = detect(image)
+    store = AnomalyStore(tmp_path / "anomalies", max_files=3)
+    for i in range(5):
+        path = store.save(image, det, Anomaly("disagree", "test"), frame_id=i)
+        assert path.exists()
+    files = sorted((tmp_path / "anomalies").glob("*.png"))
+    assert len(files) == 3
+    assert all(f.stat().st_size > 1000 for f in files)
