@@ -11,9 +11,16 @@ class LedConfig(Section):
     driver: str = "sim"
     #: button debounce: a level must hold this long to count.
     debounce_ms: float = 30.0
+    #: libgpiod chip and line offsets of the button (input) and the lamp and two LEDs (outputs).
     gpio_chip: str = "/dev/gpiochip0"
     gpio_button: int = 17
     gpio_lamp: int = 27
     gpio_status: int = 22
     gpio_error: int = 23
+    #: the button pulls its line to ground when pressed (internal pull-up); false: to the supply.
+    gpio_button_active_low: bool = True
+    #: the serial panel's port and baud rate (line protocol in services/led/drivers.py).
     serial_port: str = ""
+    serial_baudrate: int = 115200
+    #: panel.state is published on every change and re-published this often (seconds).
+    republish_s: float = 1.0

@@ -1,0 +1,190 @@
+"""The led service on a real bus (in-process forwarder), and the console and serial drivers (a real pty)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import os
+import time
+import tty
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zmq
+import zmq.asyncio
+
+from messages import ButtonLevel, ButtonPress, GameState, PanelState
+from services.bus.client import Publisher, Subscriber
+from services.bus.forwarder import start_forwarders
+from services.common.config import load
+from services.common.log import get as get_log
+from services.led.drivers import ConsolePanel, PanelError, SerialPanel, make_panel
+from services.led.service import LedService
+
+DEADLINE_S = 10.0
+
+
+@pytest.fixture
+def bus(tmp_path: Path) -> Any:
+    config = load(
+        None, overrides={"runtime": {"dir": str(tmp_path)}, "led": {"driver": "sim", "debounce_ms": 30.0}}
+    )
+    ctx = zmq.Context()
+    forwarders = start_forwarders(ctx, config.bus)
+    try:
+        yield config
+    finally:
+        for fwd in forwarders:
+            fwd.stop()
+        ctx.term()
+
+
+async def until(predicate: Any, what: str, action: Any = None) -> None:
+    """Poll ``predicate`` (doing ``action`` each round, e.g. re-publishing) until true or the deadline."""
+    deadline = time.monotonic() + DEADLINE_S
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        if action is not None:
+            await action()
+        await asyncio.sleep(0.02)
+
+
+async def test_panel_follows_the_referee_and_the_button_is_debounced(bus: Any) -> None:
+    service = LedService(bus, get_log(test="led"))
+    runner = asyncio.create_task(service.run())
+    ctx = zmq.asyncio.Context()
+    pub = Publisher(ctx, bus.bus, "test")
+    sub = Subscriber(ctx, bus.bus, ["panel."])
+    panels: list[PanelState] = []
+    presses: list[ButtonPress] = []
+
+    async def drain() -> None:
+        while (env := await sub.recv(timeout=0.005)) is not None:
+            (panels if isinstance(env.message, PanelState) else presses).append(env.message)  # type: ignore[arg-type]
+
+    revision = 0
+
+    async def send(**fields: Any) -> None:
+        await pub.publish("referee.state", GameState(revision=revision, **fields))
+        await drain()
+
+    try:
+        revision = 1
+        await until(
+            lambda: any(p.pattern == "thinking" for p in panels),
+            "thinking",
+            lambda: send(phase="device-to-move"),
+        )
+        revision = 2
+        await until(lambda: panels[-1].lamp, "the lamp", lambda: send(phase="waiting-for-person"))
+        assert panels[-1].pattern == "your-turn"
+        # an old revision is ignored (the latched state keeps the newest)
+        await pub.publish("referee.state", GameState(revision=1, phase="device-to-move"))
+        # a press with contact bounce: one panel.button
+        for level in (True, False, True, False, True):
+            await pub.publish("sim.button", ButtonLevel(pressed=level))
+        await asyncio.sleep(0.08)  # held down longer than the debounce time (the hold, not a sync)
+        for level in (False, True, False):
+            await pub.publish("sim.button", ButtonLevel(pressed=level))
+        await until(lambda: len(presses) >= 1, "a press", drain)
+        # a glitch shorter than the debounce time: no press
+        await pub.publish("sim.button", ButtonLevel(pressed=True))
+        await pub.publish("sim.button", ButtonLevel(pressed=False))
+        revision = 3
+        await until(lambda: not panels[-1].lamp, "the lamp off", lambda: send(phase="button-pressed"))
+        await asyncio.sleep(0.1)
+        await drain()
+        assert len(presses) == 1 and presses[0].source == "sim" and presses[0].press_ns > 0
+        assert all(p.lamp == (p.pattern == "your-turn") for p in panels)
+        # the referee falls silent: after bus.peer_timeout_s the panel says so
+        assert not runner.done()
+    finally:
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+        await service.shutdown()
+        pub.close()
+        sub.close()
+        ctx.term()
+        service.close()
+
+
+async def test_referee_silence_shows_process_down(tmp_path: Path) -> None:
+    config = load(None, overrides={"runtime": {"dir": str(tmp_path)}, "bus": {"peer_timeout_s": 0.2}})
+    service = LedService(config, get_log(test="led"))
+    try:
+        service._take_state(GameState(revision=5, phase="waiting-for-person"))
+        assert service.current_panel(time.monotonic()).pattern == "your-turn"
+        later = service.current_panel(time.monotonic() + 1.0)
+        assert later.pattern == "process-down" and "referee" in later.text and later.lamp
+    finally:
+        service.close()
+
+
+async def test_console_panel_redraws_one_line() -> None:
+    out = io.StringIO()
+    config = load(None, overrides={"led": {"driver": "console"}}).led
+    panel = make_panel(config, lambda *_: None, lambda *_: None, stream=out, stdin=io.StringIO())
+    assert isinstance(panel, ConsolePanel)
+    await panel.start()
+    panel.show(
+        PanelState(lamp=True, pattern="your-turn", leds={"status": "on", "error": "off"}, text="your turn")
+    )
+    panel.show(
+        PanelState(lamp=False, pattern="idle", leds={"status": "heartbeat", "error": "off"}, text="idle")
+    )
+    await panel.close()
+    text = out.getvalue()
+    assert text.count("\r") == 2 and text[-1] == "\n" and text.count("\n") == 1
+    first, second = text.strip("\n").split("\r")[1:]
+    assert first.startswith("[LAMP] your-turn") and second.startswith("[----] idle")
+    assert len(second) == len(first)  # padded to erase the longer line
+
+
+async def test_serial_panel_protocol_on_a_pty(tmp_path: Path) -> None:
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    os.set_blocking(master, False)
+    levels: list[bool] = []
+    config = load(None, overrides={"led": {"driver": "serial", "serial_port": os.ttyname(slave)}}).led
+    panel = make_panel(config, lambda pressed, t: levels.append(pressed), lambda t: None)
+    assert isinstance(panel, SerialPanel)
+    try:
+        await panel.start()
+        panel.show(PanelState(lamp=True, pattern="your-turn", leds={"status": "on", "error": "off"}))
+        received = bytearray()
+
+        def got_line() -> bool:
+            with contextlib.suppress(BlockingIOError):
+                received.extend(os.read(master, 1024))
+            return b"\n" in received
+
+        await until(got_line, "the panel line")
+        assert bytes(received).split(b"\n")[0] == b"L 1 on off"
+        os.write(master, b"# panel v1\nB1\nB0\nXYZ\n")
+        await until(lambda: len(levels) == 2, "two levels")
+        assert levels == [True, False] and panel.bad_lines == 1
+    finally:
+        await panel.close()
+        os.close(master)
+        os.close(slave)
+
+
+async def test_bad_drivers_are_clear_errors() -> None:
+    base = load(None).led
+    import msgspec
+
+    with pytest.raises(PanelError, match=r"unknown led\.driver"):
+        make_panel(msgspec.structs.replace(base, driver="blinkenlights"), lambda *_: None, lambda *_: None)
+    panel = make_panel(msgspec.structs.replace(base, driver="serial"), lambda *_: None, lambda *_: None)
+    with pytest.raises(PanelError, match="serial_port is empty"):
+        await panel.start()
+    gpio = make_panel(
+        msgspec.structs.replace(base, driver="gpio", gpio_chip="/nonexistent"),
+        lambda *_: None,
+        lambda *_: None,
+    )
+    with pytest.raises(PanelError, match=r"gpiod|GPIO"):
+        await gpio.start()
