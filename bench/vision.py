@@ -1,0 +1,171 @@
+"""Benchmark of the board detector: milliseconds per 640x480 frame on one core, and accuracy over a
+seeded sweep of rendered frames (services/simcam, presets and random looks) and the real photos.
+
+The baseline, measured in the same run on the same frames, is the cheapest preprocessing any detector
+does (grey conversion plus a 5x5 Gaussian blur); the ratio says how many of those one detection costs.
+
+    .venv/bin/python bench/vision.py [--frames N] [--seed S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from services.common.config import load  # noqa: E402
+from services.simcam.camera import CameraModel  # noqa: E402
+from services.simcam.render import render  # noqa: E402
+from services.simcam.style import PRESETS, RenderStyle  # noqa: E402
+from services.simcam.world import world_from_board  # noqa: E402
+from services.vision.detector import detect  # noqa: E402
+
+PHOTOS = REPO / ".." / "shared" / "data" / "real-photos"
+
+
+def _rotate(board: str, turns: int) -> str:
+    rows = [list(board[i * 3 : i * 3 + 3]) for i in range(3)]
+    for _ in range(turns % 4):
+        rows = [list(r) for r in zip(*rows[::-1], strict=True)]
+    return "".join("".join(r) for r in rows)
+
+
+def _board(rng: np.random.Generator) -> str:
+    cells, order = ["."] * 9, rng.permutation(9)
+    nx, no = int(rng.integers(0, 6)), int(rng.integers(0, 5))
+    for i in order[:nx]:
+        cells[i] = "X"
+    for i in order[nx : nx + no]:
+        cells[i] = "O"
+    return "".join(cells)
+
+
+def make_sweep(n: int, seed: int, random_looks: bool) -> list[tuple[np.ndarray, str, np.ndarray, float]]:
+    """(image, board, true centre px, true image angle) for ``n`` rendered frames."""
+    config = load(None)
+    camera = CameraModel.from_config(config.simcam, config.table)
+    rng = np.random.default_rng(seed)
+    names = list(PRESETS)
+    out = []
+    for i in range(n):
+        style = RenderStyle.random(rng) if random_looks else RenderStyle.preset(names[i % len(names)])
+        board = _board(rng)
+        angle = float(rng.uniform(-45, 45))
+        centre = (200.0 + rng.uniform(-50, 50), 150.0 + rng.uniform(-40, 40))
+        colours = {}
+        if style.board_colour is not None:
+            colours = {"board_colour": style.board_colour, "line_colour": style.line_colour}
+        world = world_from_board(board, angle, centre, table=config.table, jitter_mm=2.0, rng=rng, **colours)
+        image = render(world, camera, seed=i, style=style, table=config.table)
+        a = math.radians(angle)
+        pts = camera.project(np.array([centre, (centre[0] + 20 * math.cos(a), centre[1] - 20 * math.sin(a))]))
+        v = pts[1] - pts[0]
+        out.append((image, board, pts[0], math.degrees(math.atan2(-v[1], v[0]))))
+    return out
+
+
+def accuracy(frames: list[tuple[np.ndarray, str, np.ndarray, float]]) -> dict[str, float]:
+    ok_frames = squares_right = unknown = wrong = 0
+    for image, board, centre, angle in frames:
+        det = detect(image)
+        if not det.found or det.pose is None:
+            wrong += 9
+            continue
+        da = det.pose.angle_deg - angle
+        turns = round(da / 90)
+        truth = _rotate(board, turns)
+        da -= 90 * turns
+        dc = math.hypot(det.pose.center_px.x - centre[0], det.pose.center_px.y - centre[1])
+        right = sum(a == b for a, b in zip(det.board, truth, strict=True))
+        squares_right += right
+        unknown += det.board.count("?")
+        wrong += 9 - right - det.board.count("?")
+        ok_frames += right == 9 and abs(da) <= 1.0 and dc <= 3.0
+    n = len(frames)
+    return {
+        "frames": n,
+        "frames all right": ok_frames / n,
+        "squares right": squares_right / (9 * n),
+        "squares unknown": unknown / (9 * n),
+        "squares wrong": wrong / (9 * n),
+    }
+
+
+def timing(frames: list[np.ndarray], repeat: int, clock: object) -> tuple[np.ndarray, np.ndarray]:
+    """Per-frame milliseconds of the detector and of the baseline, interleaved frame by frame, on
+    ``clock`` (wall time, or this thread's CPU time, which other processes on a shared machine do not
+    inflate)."""
+    det_ms, base_ms = [], []
+    for _ in range(repeat):
+        for image in frames:
+            t0 = clock()  # type: ignore[operator]
+            grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+            cv2.GaussianBlur(grey, (5, 5), 1.0)
+            t1 = clock()  # type: ignore[operator]
+            detect(image)
+            t2 = clock()  # type: ignore[operator]
+            base_ms.append((t1 - t0) * 1000)
+            det_ms.append((t2 - t1) * 1000)
+    return np.array(det_ms), np.array(base_ms)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--frames", type=int, default=150, help="rendered frames per sweep")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=2, help="timing passes over the frames")
+    args = parser.parse_args()
+    cv2.setNumThreads(1)  # one core
+
+    presets = make_sweep(args.frames, args.seed, random_looks=False)
+    randoms = make_sweep(args.frames, args.seed + 1, random_looks=True)
+    detect(presets[0][0])  # warm caches
+    print("vision detector, 640x480, one core (cv2.setNumThreads(1))")
+    print(f"{'':34}{'median ms':>10}{'p99 ms':>10}")
+    target = 5.0
+    for clock_name, clock in (("wall", time.perf_counter), ("thread CPU", time.thread_time)):
+        det_ms, base_ms = timing([f[0] for f in presets + randoms], args.repeat, clock)
+        print(
+            f"{'baseline cvtColor+blur, ' + clock_name:34}{np.median(base_ms):10.3f}{np.percentile(base_ms, 99):10.3f}"
+        )
+        print(f"{'detect(), ' + clock_name:34}{np.median(det_ms):10.3f}{np.percentile(det_ms, 99):10.3f}")
+        print(
+            f"{'ratio detect/baseline, ' + clock_name:34}{np.median(det_ms) / np.median(base_ms):10.1f}"
+            f"{np.percentile(det_ms, 99) / np.percentile(base_ms, 99):10.1f}"
+        )
+        print(
+            f"  target median < {target} ms ({clock_name}): {'met' if np.median(det_ms) < target else 'NOT met'}"
+        )
+    print()
+    print(f"{'accuracy':28}{'frames':>8}{'all right':>11}{'sq right':>10}{'sq ?':>8}{'sq wrong':>10}")
+    for name, frames in (("simcam presets", presets), ("simcam random looks", randoms)):
+        acc = accuracy(frames)
+        print(
+            f"{name:28}{acc['frames']:8d}{acc['frames all right']:11.1%}{acc['squares right']:10.2%}"
+            f"{acc['squares unknown']:8.2%}{acc['squares wrong']:10.2%}"
+        )
+    if (PHOTOS / "images").is_dir():
+        right = total = 0
+        for photo in sorted((PHOTOS / "images").glob("*.jpg")):
+            image = cv2.imread(str(photo))
+            det = detect(image)
+            rows = np.loadtxt(PHOTOS / "labels" / (photo.stem + ".txt"), ndmin=2)
+            centres = np.array([s.center_px for s in det.squares]) if det.squares else np.zeros((9, 2))
+            for cls, cx, cy, _w, _h in rows:
+                k = int(np.argmin(np.hypot(*(centres - np.array([cx * 640, cy * 480])).T)))
+                right += det.board[k] == ".OX"[int(cls)]
+                total += 1
+        print(f"{'real photos (squares)':28}{right:>8d}/{total}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
