@@ -110,7 +110,7 @@ class SimHuman(Service):
                 continue
             await self.on_message(env.message)
             # drain what else is waiting, keeping the newest state
-            while (more := await sub.recv(timeout=0)) is not None:
+            while (more := await sub.recv(timeout=0.001)) is not None:
                 await self.on_message(more.message)
 
     def offer(self, state: GameState) -> None:

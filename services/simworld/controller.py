@@ -94,6 +94,8 @@ class EmulatedController:
         self.faults = Faults(sim.faults)
         self.planner = Planner(self.world, sim, config.table, self.faults)
         self._out = bytearray()
+        #: bytes produced but not yet taken by the pty (nobody reading): kept up to MAX_PENDING_OUTPUT.
+        self._pending_out = bytearray()
         engine_cls = GrblEngine if sim.protocol == "grbl" else FrameEngine
         self.engine: GrblEngine | FrameEngine = engine_cls(
             self.world, self.planner, sim, self.faults, self._out.extend
@@ -247,7 +249,7 @@ class EmulatedController:
             self._write(out)
 
     def _write(self, data: bytes) -> None:
-        pending = self._pending_out if hasattr(self, "_pending_out") else bytearray()
+        pending = self._pending_out
         pending += data
         while pending and self._master is not None:
             try:
@@ -261,7 +263,6 @@ class EmulatedController:
             del pending[:n]
         if len(pending) > MAX_PENDING_OUTPUT:
             del pending[: len(pending) - MAX_PENDING_OUTPUT]
-        self._pending_out = pending
 
     def close(self) -> None:
         """Stop the thread, close the pty and remove the symlink if it still points at our pty."""

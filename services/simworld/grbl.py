@@ -122,6 +122,7 @@ class GrblEngine:
         self._lines: deque[str] = deque()
         self._running: LineRun | None = None
         self._waiting_on: Condition | None = None
+        self._now = 0.0
         # modal state
         self.motion = 0  # G0 at power-on
         self.absolute = True
@@ -266,7 +267,7 @@ class GrblEngine:
         self._emit(f"ALARM:{code}")
 
     def _hard_alarm(self, code: int) -> None:
-        self.raise_alarm(code, getattr(self, "_now", 0.0))
+        self.raise_alarm(code, self._now)
 
     # ------------------------------------------------------------------ lines
 
