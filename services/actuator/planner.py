@@ -232,7 +232,8 @@ def plan_command(
     record: ActuatorRecord,
     motion: Motion,
 ) -> Plan:
-    """The plan for ``cmd`` (kinds place, move, return, home; query needs no plan).
+    """The plan for ``cmd`` (kinds place, move, return, home; query needs no plan). Squares use the
+    command's own pose, else ``pose`` (the newest one vision published).
 
     :raises PlanError: with the reason: no pose or calibration for a square, a bad square, an empty
         supply, no free slot to return to, a target off the table.
@@ -241,6 +242,7 @@ def plan_command(
         return Plan("home", (HomeStep(), WaitStep("homed")), description="home the axes")
     if cmd.kind not in ("place", "move", "return"):
         raise PlanError(f"nothing to plan for a {cmd.kind!r} command")
+    pose = cmd.pose or pose
 
     def square(n: int | None, role: str) -> tuple[float, float]:
         if n is None:
