@@ -60,14 +60,14 @@ def true_pose(world: WorldState, config: Any) -> BoardPose:
 
     def img(u: float, v: float) -> Point:
         x, y, w = c2i @ np.array([u, v, 1.0])
-        return Point(x / w, y / w)
+        return Point(float(x / w), float(y / w))
 
     corners = (img(0, 0), img(3, 0), img(3, 3), img(0, 3))
     return BoardPose(
         center_px=img(1.5, 1.5),
         angle_deg=world.board_angle_deg,
         corners_px=corners,
-        homography=tuple(i2c.ravel()),
+        homography=tuple(float(v) for v in i2c.ravel()),
     )
 
 
