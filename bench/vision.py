@@ -133,17 +133,15 @@ def main() -> int:
     target = 5.0
     for clock_name, clock in (("wall", time.perf_counter), ("thread CPU", time.thread_time)):
         det_ms, base_ms = timing([f[0] for f in presets + randoms], args.repeat, clock)
-        print(
-            f"{'baseline cvtColor+blur, ' + clock_name:34}{np.median(base_ms):10.3f}{np.percentile(base_ms, 99):10.3f}"
-        )
+        base_label = "baseline cvtColor+blur, " + clock_name
+        print(f"{base_label:34}{np.median(base_ms):10.3f}{np.percentile(base_ms, 99):10.3f}")
         print(f"{'detect(), ' + clock_name:34}{np.median(det_ms):10.3f}{np.percentile(det_ms, 99):10.3f}")
         print(
             f"{'ratio detect/baseline, ' + clock_name:34}{np.median(det_ms) / np.median(base_ms):10.1f}"
             f"{np.percentile(det_ms, 99) / np.percentile(base_ms, 99):10.1f}"
         )
-        print(
-            f"  target median < {target} ms ({clock_name}): {'met' if np.median(det_ms) < target else 'NOT met'}"
-        )
+        verdict = "met" if np.median(det_ms) < target else "NOT met"
+        print(f"  target median < {target} ms ({clock_name}): {verdict}")
     print()
     print(f"{'accuracy':28}{'frames':>8}{'all right':>11}{'sq right':>10}{'sq ?':>8}{'sq wrong':>10}")
     for name, frames in (("simcam presets", presets), ("simcam random looks", randoms)):

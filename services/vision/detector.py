@@ -395,6 +395,10 @@ class _Lattice:
     scale: float = 1.0
 
 
+#: a lattice of all nine cells whose mean residual is below 0.1 pitch is taken at once.
+FULL_GRID_SCORE: Final = 8.9
+
+
 def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
     n = len(cells.side)
     if n < 2:
@@ -402,6 +406,8 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
     best: _Lattice | None = None
     tol = params.lattice_tolerance
     for i in range(n):
+        if best is not None and len(best.centers) == GRID_SQUARES**2 and best.score > FULL_GRID_SCORE:
+            break  # a full, tight grid: no other anchor can beat it by more than noise
         si = cells.side[i]
         ai = cells.angle[i]
         ok = (np.abs(cells.side / si - 1.0) < params.size_tolerance) & (
@@ -731,6 +737,8 @@ def _prepare(image: np.ndarray) -> np.ndarray:
     return gray
 
 
+#: the grid is searched again at full resolution when fewer cells than this were found at half.
+FULL_RES_BELOW_CELLS: Final = 9
 #: the line masks are dilated by this many working pixels to close hairline gaps in thin lines.
 DILATION_PX: Final = 1
 #: images smaller than this (pixels on the shorter side) cannot hold a readable grid.
@@ -828,7 +836,7 @@ def detect(
     p = params or DEFAULT_PARAMS
     im = _prepare_image(image)
     found = _locate(im.small, im.scale, im.sigma, im.spread, p, prior)
-    if im.scale != 1.0 and (found is None or len(found[0].centers) < GRID_SQUARES**2):
+    if im.scale != 1.0 and (found is None or len(found[0].centers) < FULL_RES_BELOW_CELLS):
         # Thin lines or small cells can vanish at half resolution: look again at full size.
         full = _locate(im.gray, 1.0, im.sigma, im.spread, p, prior)
         if full is not None and (found is None or full[0].score > found[0].score):

@@ -84,7 +84,7 @@ def test_decode_camera_frame() -> None:
     image = draw(Scene(board=BOARD), seed=0)
     msg = CameraFrame(frame_id=1, width=640, height=480, data=image.tobytes())
     assert np.array_equal(decode_camera_frame(msg), image)
-    ok, jpeg = cv2.imencode(".jpg", image)
+    _ok, jpeg = cv2.imencode(".jpg", image)
     assert decode_camera_frame(
         CameraFrame(frame_id=2, width=640, height=480, data=jpeg.tobytes(), encoding="jpeg")
     ).shape == (480, 640, 3)
