@@ -115,9 +115,12 @@ def marker_dictionary(name: str) -> Any:
     return cv2.aruco.getPredefinedDictionary(code)
 
 
-def detect_markers(image: np.ndarray, dictionary_name: str) -> dict[int, np.ndarray]:
-    """ArUco markers in ``image`` (BGR or grey): id -> 4x2 corner pixels (sub-pixel refined), in OpenCV's
-    order. A marker id seen twice is dropped (ambiguous). :raises CalibrationError: on a bad image."""
+def detect_markers(
+    image: np.ndarray, dictionary_name: str, *, refine_edges: bool = True
+) -> dict[int, np.ndarray]:
+    """ArUco markers in ``image`` (BGR or grey): id -> 4x2 corner pixels (sub-pixel refined, then by
+    :func:`refine_quad` unless ``refine_edges`` is false), in OpenCV's order. A marker id seen twice is
+    dropped (ambiguous). :raises CalibrationError: on a bad image."""
     if image is None or image.size == 0:
         raise CalibrationError("empty image")
     grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY) if image.ndim == 3 else image
@@ -136,7 +139,8 @@ def detect_markers(image: np.ndarray, dictionary_name: str) -> dict[int, np.ndar
             found.pop(mid, None)
             continue
         seen.add(mid)
-        found[mid] = refine_quad(grey, np.asarray(quad, dtype=np.float64).reshape(4, 2))
+        corners = np.asarray(quad, dtype=np.float64).reshape(4, 2)
+        found[mid] = refine_quad(grey, corners) if refine_edges else corners
     return found
 
 
@@ -210,7 +214,7 @@ def marker_corners_mm(x_mm: float, y_mm: float, size_mm: float) -> list[tuple[fl
     return [(x_mm + sx * half, y_mm + sy * half) for sx, sy in _CORNER_SIGNS]
 
 
-def calibrate_from_image(image: np.ndarray, table_cfg: Any) -> Calibration:
+def calibrate_from_image(image: np.ndarray, table_cfg: Any, *, refine_edges: bool = True) -> Calibration:
     """The calibration from the table's ArUco markers seen in ``image``.
 
     ``table_cfg`` is the ``[table]`` section (markers, marker_size_mm, marker_dictionary).
@@ -221,7 +225,7 @@ def calibrate_from_image(image: np.ndarray, table_cfg: Any) -> Calibration:
         raise CalibrationError(
             f"table.markers lists {len(wanted)} markers; at least {MIN_MARKERS} are needed"
         )
-    found = detect_markers(image, table_cfg.marker_dictionary)
+    found = detect_markers(image, table_cfg.marker_dictionary, refine_edges=refine_edges)
     used = sorted(set(found) & set(wanted))
     missing = tuple(sorted(set(wanted) - set(found)))
     if len(used) < MIN_MARKERS:
