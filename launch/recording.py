@@ -39,6 +39,7 @@ from typing import Any, BinaryIO, Final
 import msgspec
 
 import messages
+from launch.processes import PROCESSES
 from messages import TOPICS, Channel
 
 #: the first bytes of every recording.
@@ -61,19 +62,10 @@ FLUSH_INTERVAL_S: Final = 1.0
 FLUSH_BYTES: Final = 1024 * 1024
 
 #: Which topics each process publishes (besides its heartbeat on sys.heartbeat, which every process
-#: publishes). ``--instead-of PROCESS`` replays these topics and PROCESS's own heartbeats, so that the
-#: recording stands in for a process that is not started. Mirrors docs/INTERFACES "Who publishes what";
-#: it belongs in the process registry (launch/) once there is one.
-PUBLISHERS: Final[dict[str, tuple[str, ...]]] = {
-    "simcam": ("camera.frame",),
-    "simworld": ("sim.world",),
-    "simhuman": ("sim.action", "sim.button"),
-    "vision": ("vision.board", "vision.stable"),
-    "led": ("panel.state", "panel.button"),
-    "referee": ("referee.state", "ai.request", "actuator.command", "operator.reply"),
-    "ai": ("ai.reply",),
-    "actuator": ("actuator.event", "actuator.position"),
-}
+#: publishes), read from the process registry (:mod:`launch.processes`): ``--instead-of PROCESS`` replays
+#: these topics and PROCESS's own heartbeats, so that the recording stands in for a process that is not
+#: started. Processes that publish nothing but their heartbeat (bus, blackbox) are not listed.
+PUBLISHERS: Final[dict[str, tuple[str, ...]]] = {p.name: p.publishes for p in PROCESSES if p.publishes}
 
 HEARTBEAT_TOPIC: Final = "sys.heartbeat"
 #: the least pause between two passes of a looping replay.

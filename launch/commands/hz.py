@@ -56,7 +56,7 @@ class RateReport:
     std_s: float
     #: the topic table's rate, 0 for event topics.
     expected_hz: float
-    #: None for event topics.
+    #: None for event topics; ``on_rate`` is also None while a live topic has only one message.
     alive: bool | None
     on_rate: bool | None
     #: seconds since the last message arrived (None before the first).
@@ -104,7 +104,10 @@ class RateMeter:
         on_rate: bool | None = None
         if self.expected_hz > 0:
             alive = age is not None and age <= ALIVE_PERIODS / self.expected_hz
-            on_rate = alive and rate >= ON_RATE_FRACTION * self.expected_hz
+            # one message says nothing about a rate: unknown unless it is not alive at all
+            on_rate = (
+                (alive and rate >= ON_RATE_FRACTION * self.expected_hz) if intervals or not alive else None
+            )
         return RateReport(
             topic=self.topic,
             count=len(stamps),
@@ -129,7 +132,7 @@ def render(report: RateReport) -> str:
     verdict = ""
     if report.expected_hz > 0:
         state = "alive" if report.alive else "NOT ALIVE"
-        rate = "on rate" if report.on_rate else "BELOW RATE"
+        rate = {True: "on rate", False: "BELOW RATE", None: "rate not known yet"}[report.on_rate]
         verdict = f"  expected {report.expected_hz:g} Hz: {state}, {rate}"
     return (
         f"{report.topic:<30} {report.rate_hz:8.2f} Hz  n={report.count:<5} "

@@ -86,6 +86,11 @@ def test_rate_meter_below_rate_jitter_and_events() -> None:
     # a publisher restarted on another clock (stamps go back): the window starts again
     jitter.add(50 * MS, 500 * MS)
     assert jitter.report(500 * MS).count == 1
+    # one message of a periodic topic: alive, but its rate is not known yet
+    single = RateMeter("sim.world", expected_hz=10.0)
+    single.add(0, 0)
+    report = single.report(100 * MS)
+    assert report.alive is True and report.on_rate is None
     with pytest.raises(ValueError, match="window"):
         RateMeter("x", 1.0, window_s=0)
 
