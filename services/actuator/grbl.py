@@ -288,47 +288,59 @@ class GrblController(MotionController):
     async def _command(self, line: str, timeout: float | None = None, *, retry: bool = True) -> list[str]:
         """Send ``line``, wait for ``ok``; returns the informational lines said before it.
 
-        With ``retry`` (idempotent lines only), when the answer is late a ``?`` probes the controller:
-        if it answers, it is alive and the ``ok`` was lost, so the line goes again; if it is silent too
-        (stalled, not reading), sending more would only pile up duplicates, so the original is waited for.
-        Either way at most ``timing.retries`` extra reply timeouts are spent.
+        When the answer is late, a ``?`` probes the controller. Busy (Run, Home, Hold): GRBL holds the
+        ``ok`` of a line that waits for the planner (M-codes, G4, a full planner), so keep waiting, up to
+        ``timing.motion`` more. Idle and alive: the ``ok`` was lost; with ``retry`` (idempotent lines
+        only) the line goes again. Silent (stalled, not reading): sending more would only pile up
+        duplicates, so the original is waited for. At most ``timing.retries`` extra reply timeouts are
+        spent on lost or silent answers.
         :raises ControllerTimeout, ControllerRejected, ControllerAlarm:
         """
         timeout = self.timing.reply if timeout is None else timeout
-        attempts = 1 + (self.timing.retries if retry else 0)
+        spare = self.timing.retries
+        busy_until = time.monotonic() + timeout + self.timing.motion
         async with self._lock:
             fut = self._send(line)
             try:
-                for attempt in range(attempts):
+                while True:
                     try:
                         return await wait_future(fut, timeout, repr(line))
                     except ControllerTimeout:
-                        if attempt + 1 == attempts:
-                            break
-                    if await self._alive() and not fut.done():
+                        pass
+                    status = await self._probe()
+                    if fut.done():
+                        continue
+                    if (
+                        status is not None
+                        and status.state in (RUN, HOME, HOLD)
+                        and time.monotonic() < busy_until
+                    ):
+                        continue  # a legitimately held answer
+                    if spare == 0:
+                        break
+                    spare -= 1
+                    if status is not None and status.state != ALARM and retry:
                         self.retries_used += 1
-                        self.log.warning(
-                            "answer lost, sending the line again", line=line, attempt=attempt + 2
-                        )
+                        self.log.warning("answer lost, sending the line again", line=line)
                         fut = self._send(line)
             finally:
                 self._reply = None
         raise ControllerTimeout(
-            f"no reply from controller to {line!r} after {attempts} attempt(s) of {timeout:g} s"
+            f"no reply from controller to {line!r} after {1 + self.timing.retries} attempt(s)"
+            f" of {timeout:g} s"
         )
 
-    async def _alive(self) -> bool:
-        """Whether the controller answers one ``?`` within the reply timeout."""
+    async def _probe(self) -> Status | None:
+        """One ``?``: the status, or None when the controller does not answer within the reply timeout."""
         loop = asyncio.get_running_loop()
         if self._status_fut is None or self._status_fut.done():
             self._status_fut = loop.create_future()
         fut = self._status_fut
         self._write(STATUS_QUERY)
         try:
-            await wait_future(fut, self.timing.reply, "status query '?'")
+            return await wait_future(fut, self.timing.reply, "status query '?'")
         except ControllerTimeout:
-            return False
-        return True
+            return None
 
     # -- the interface -------------------------------------------------------------------------------
 
@@ -433,7 +445,7 @@ class GrblController(MotionController):
         self._magnet = on
 
     async def dwell(self, seconds: float) -> None:
-        await self._command(f"G4 P{seconds:.3f}")
+        await self._command(f"G4 P{seconds:.3f}", self.timing.reply + seconds)
 
     async def status(self) -> Status:
         """Send ``?`` and wait for the report; asked again up to ``timing.retries`` times."""

@@ -106,6 +106,29 @@ async def test_grbl_lost_ok_is_resent_only_when_the_controller_is_alive(grbl: Fa
     await ctl.close()
 
 
+async def test_grbl_held_answer_while_moving_is_not_resent(grbl: FakeGrbl) -> None:
+    """GRBL holds the ok of an M-code until the planner is empty: busy is not lost."""
+    import asyncio
+
+    ctl = GrblController(grbl.peer.port, timing=TIMING)
+    await ctl.connect()
+    grbl.status = "<Run|MPos:1.000,2.000,3.000|FS:600,0>"
+    grbl.expect("M8")
+    probes_before = grbl.peer.received.count(b"?")
+
+    async def finish() -> None:
+        while grbl.peer.received.count(b"?") < probes_before + 3:
+            await asyncio.sleep(0.005)
+        grbl.status = "<Idle|MPos:1.000,2.000,3.000|FS:0,0>"
+        grbl.peer.send(b"ok\r\n")
+
+    finisher = asyncio.create_task(finish())
+    await ctl.magnet(True)
+    await finisher
+    assert grbl.lines.count("M8") == 1 and ctl.retries_used == 0
+    await ctl.close()
+
+
 async def test_grbl_garbage_and_binary_noise_are_skipped(grbl: FakeGrbl) -> None:
     ctl = GrblController(grbl.peer.port, timing=TIMING)
     await ctl.connect()
