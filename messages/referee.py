@@ -44,7 +44,9 @@ class GameState(Message, frozen=True):
     #: "device-won", "person-won", "draw", "done" (placement tasks), "stopped", or "" while running.
     result: str = ""
     #: the kind of the last illegal move, or "": "two-pieces", "wrong-colour", "person-piece-moved",
-    #: "person-piece-removed", "no-change", "stable-timeout", ...
+    #: "person-piece-removed", "no-change", "occupied-square" (the person's piece where the device's
+    #: belongs), "stable-timeout" (no clear view after the button), "placement-failed" (a device
+    #: placement vision did not confirm; ``fault`` says more).
     illegal: str = ""
     #: a short human-readable line about what the referee is doing and why.
     message: str = ""
