@@ -167,6 +167,12 @@ async def test_replay_topic_filter_start_and_instead_of(
     got = await replay_and_collect(late, start_s=0.010)
     assert [e.topic for e in got] == [r.topic for r in late]
 
+    # restamp=False (--keep-headers): the recorded headers, byte for byte
+    await replay_into(Recording(path), pub, topics=["panel.button"], restamp=False)
+    (env,) = await collect(sub, 1)
+    button = next(r for r in recorded if r.topic == "panel.button")
+    assert env.header == button.header()
+
     # topic filter and instead-of together
     beats = [r for r in vision if r.topic == "sys.heartbeat"]
     got = await replay_and_collect(beats, topics=["sys.heartbeat"], instead_of=["vision"])
