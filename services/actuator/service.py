@@ -101,6 +101,7 @@ class ActuatorService(Service):
                 continue
             self.connect_error = ""
             self.health, self.detail = "ok", f"{firmware}; {status}"
+            self.log.info("controller ready for commands", status=str(status))
             self.ready.set()
             self._reconnect.clear()
             await self._reconnect.wait()

@@ -188,3 +188,21 @@ async def test_bad_drivers_are_clear_errors() -> None:
     )
     with pytest.raises(PanelError, match=r"gpiod|GPIO"):
         await gpio.start()
+
+
+async def test_console_enter_is_a_press_when_stdin_is_a_terminal() -> None:
+    master, slave = os.openpty()
+    stdin = os.fdopen(slave, "r", buffering=1)
+    presses: list[float] = []
+    config = load(None, overrides={"led": {"driver": "console"}}).led
+    panel = make_panel(config, lambda *_: None, presses.append, stream=io.StringIO(), stdin=stdin)
+    try:
+        await panel.start()
+        os.write(master, b"\n")
+        await until(lambda: len(presses) == 1, "a press from Enter")
+        os.write(master, b"x\n")
+        await until(lambda: len(presses) == 2, "a second press")
+    finally:
+        await panel.close()
+        stdin.close()
+        os.close(master)
