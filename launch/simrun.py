@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from messages import (
+    ActuatorCommand,
+    ActuatorEvent,
     BoardObservation,
     Envelope,
     GameState,
@@ -600,7 +602,7 @@ class SimSession:
         self.sub = Subscriber(
             self.ctx,
             config.bus,
-            ["referee.state", "operator.", "sim.", "vision.stable"],
+            ["referee.state", "operator.", "sim.", "vision.", "actuator.event"],
             name=self.SOURCE,
         )
         self.nonce = nonce or f"{os.getpid():x}{time.time_ns() & 0xFFFFFF:06x}"
@@ -608,8 +610,11 @@ class SimSession:
         self.state: GameState | None = None
         self._state_pid = 0
         self.world: WorldState | None = None
+        #: vision's last stable reading (vision.stable) and its last reading of any frame (vision.board).
         self.stable: BoardObservation | None = None
+        self.seen: BoardObservation | None = None
         self.replies: dict[str, OperatorReply] = {}
+        self.actuator_events: dict[str, ActuatorEvent] = {}
         self._echoes: set[tuple[str, int]] = set()
 
     def close(self) -> None:
@@ -626,6 +631,10 @@ class SimSession:
     def next_id(self, what: str) -> str:
         return f"sim-{self.nonce}-{what}{next(self._ids)}"
 
+    def ours(self, command_id: str) -> bool:
+        """Whether an id is one this session made (actuator events of the referee's are its business)."""
+        return command_id.startswith(f"sim-{self.nonce}-")
+
     # -- receiving --------------------------------------------------------------------------------------
 
     def _take(self, env: Envelope) -> None:
@@ -640,10 +649,17 @@ class SimSession:
                 self._state_pid = env.header.pid
         elif isinstance(msg, WorldState):
             self.world = msg
-        elif isinstance(msg, BoardObservation) and env.topic == "vision.stable":
-            self.stable = msg
+        elif isinstance(msg, BoardObservation):
+            if env.topic == "vision.stable":
+                self.stable = msg
+            else:
+                self.seen = msg
         elif isinstance(msg, OperatorReply):
             self.replies[msg.command_id] = msg
+        elif (
+            isinstance(msg, ActuatorEvent) and msg.status in ("done", "failed") and self.ours(msg.command_id)
+        ):
+            self.actuator_events[msg.command_id] = msg
 
     async def pump(self, timeout: float) -> bool:
         """Take in what arrives within ``timeout``; returns whether anything did."""
@@ -724,6 +740,23 @@ class SimSession:
             WorldAction(action_id=self.next_id("reset"), kind="reset"), world_is_reset, "resetting the world"
         )
 
+    async def refill_supplies(self) -> None:
+        """Tell the actuator that the supply columns were set up anew (every slot full), as the operator
+        does before each contest task: a ``home`` command (which also parks the gantry) with
+        ``reset_supply``. Resent with the same id until the actuator reports it; it runs once.
+
+        :raises SimError: when the actuator fails it."""
+        cmd = ActuatorCommand(command_id=self.next_id("refill"), kind="home", reset_supply=True)
+
+        async def send() -> None:
+            await self.pub.publish("actuator.command", cmd)
+
+        await send()
+        await self.until(lambda: cmd.command_id in self.actuator_events, SETUP_TIMEOUT_S, "refilling", send)
+        event = self.actuator_events[cmd.command_id]
+        if event.status != "done":
+            raise SimError(f"the actuator could not home after the supplies were refilled: {event.reason}")
+
     async def set_board(self, x_mm: float, y_mm: float, angle_deg: float) -> None:
         """Put the board at a pose (the operator turning it for task 3)."""
 
@@ -748,18 +781,19 @@ class SimSession:
         )
 
     async def wait_ready(self, plan: TaskPlan, timeout: float = SETUP_TIMEOUT_S) -> None:
-        """Wait until the referee takes tasks (resting, no peer down) and vision's stable view shows the
-        empty board at the plan's pose."""
+        """Wait until the referee takes tasks (resting, no peer down) and vision's stable view is the
+        empty board, seen (on its latest frames, which carry the current pose) at the plan's angle."""
+        expected = image_angle(self.config, plan)
 
         def ready() -> bool:
-            s, v = self.state, self.stable
+            s, stable, seen = self.state, self.stable, self.seen
             if s is None or s.phase not in RESTING_PHASES or s.peers_down:
                 return False
-            if v is None or v.board != EMPTY_BOARD or v.pose is None:
+            if stable is None or stable.board != EMPTY_BOARD:
                 return False
-            return abs(_angle_diff(v.pose.angle_deg, expected)) <= ANGLE_TOLERANCE_DEG
-
-        expected = image_angle(self.config, plan)
+            if seen is None or not seen.stable or seen.board != EMPTY_BOARD or seen.pose is None:
+                return False
+            return abs(_angle_diff(seen.pose.angle_deg, expected)) <= ANGLE_TOLERANCE_DEG
 
         await self.until(ready, timeout, "waiting for the referee at rest and vision seeing the empty board")
 
@@ -831,6 +865,7 @@ async def run_task(
     try:
         progress.show(plan, None, "resetting the world")
         await session.reset_world()
+        await session.refill_supplies()
         await session.set_board(plan.board_x_mm, plan.board_y_mm, plan.board_angle_deg)
         await session.set_human(plan.policy, plan.misbehave, plan.human_seed)
         progress.show(plan, None, "waiting for the referee and vision")
@@ -903,6 +938,9 @@ async def follow(
     except TimeoutError:
         seen.timed_out = True
         await changed()
+        # Stop the task so that the next one can start (the referee takes a task only at rest).
+        with contextlib.suppress(TimeoutError):
+            await session.command(OperatorCommand(command_id=session.next_id("stop"), action="stop"))
         return
     await changed()
     final = mine()
