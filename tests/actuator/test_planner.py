@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from messages import ActuatorCommand, BoardPose, Point
 from services.actuator import geometry
@@ -253,3 +255,45 @@ def test_homography_from_points_matches_known() -> None:
         geometry.homography_from_points(src[:3], dst[:3])
     with pytest.raises(geometry.GeometryError, match="9 values"):
         geometry.as_matrix([1.0, 2.0], "x")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    kind=st.sampled_from(["place", "move", "return"]),
+    angle=st.floats(-45.0, 45.0),
+    cx=st.floats(170.0, 230.0),
+    cy=st.floats(130.0, 170.0),
+    start=st.tuples(st.floats(0, 400), st.floats(0, 300), st.floats(-2, 50)),
+    squares=st.permutations(range(1, 10)),
+    colour=st.sampled_from(["black", "white"]),
+)
+def test_no_plan_ever_drags(
+    kind: str,
+    angle: float,
+    cx: float,
+    cy: float,
+    start: tuple[float, float, float],
+    squares: list[int],
+    colour: str,
+) -> None:
+    """Every plan, from any start, for any pose: sideways only at the travel height, the magnet only
+    when stopped, and it ends at the travel height above the target, magnet off."""
+    table = load(None).table
+    record = ActuatorRecord("/nonexistent/unused.json", {"black": 5, "white": 5})
+    record.take(colour, 0)  # so that a return has a slot
+    cmd = ActuatorCommand(
+        command_id="p",
+        kind=kind,  # type: ignore[arg-type]
+        colour=colour,  # type: ignore[arg-type]
+        from_square=squares[0],
+        to_square=squares[1],
+        pose=pose_for(cx, cy, angle),
+    )
+    plan = pl.plan_command(
+        cmd, start=start, pose=None, calibration=CALIBRATION, table=table, record=record, motion=MOTION
+    )
+    pl.check_no_drag(plan.steps, start, MOTION.travel_z)
+    moves = [s for s in plan.steps if isinstance(s, pl.MoveStep)]
+    assert (moves[-1].x, moves[-1].y) == pytest.approx(plan.drop_mm) and moves[-1].z == MOTION.travel_z
+    magnets = [s.on for s in plan.steps if isinstance(s, pl.MagnetStep)]
+    assert magnets == [True, False] and isinstance(plan.steps[-1], pl.WaitStep)
