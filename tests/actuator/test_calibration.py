@@ -200,3 +200,26 @@ async def test_auto_takes_a_frame_from_the_bus(cfg: Any, tmp_path: Path) -> None
     assert (
         table_error_mm(calibrate_from_image(got, config.table).matrix(), camera, config.table) < REQUIRED_MM
     )
+
+
+def test_auto_from_a_video_file_camera_source(
+    cfg: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """camera.source may be a video file (OpenCV VideoCapture): --auto reads a frame from it."""
+    camera = CameraModel.from_config(cfg.simcam, cfg.table)
+    image = frame(cfg, camera)
+    video = tmp_path / "table.avi"
+    writer = cv2.VideoWriter(str(video), cv2.VideoWriter_fourcc(*"MJPG"), 10.0, (640, 480))
+    assert writer.isOpened()
+    for _ in range(8):
+        writer.write(image)
+    writer.release()
+    conf = tmp_path / "sanzi.toml"
+    conf.write_text(f'[camera]\nsource = "{video}"\n')
+    assert main(["--config", str(conf), "calibrate", "--auto", "--write", str(conf)]) == 0
+    loaded = load(conf)
+    assert loaded.camera.source == str(video)
+    h = np.reshape(loaded.calibration.homography, (3, 3))
+    assert table_error_mm(h, camera, cfg.table) < REQUIRED_MM
+    assert main(["calibrate", "--image", str(tmp_path / "missing.png")]) == 1
+    assert "cannot read an image" in capsys.readouterr().err
