@@ -74,9 +74,14 @@ def test_bad_points_are_refused(pixels: list[tuple[float, float]], message: str)
         calibrate_from_points(pixels, [(p[0] * 2.0, p[1] * 3.0 + 1) for p in pixels])
 
 
-def test_recovers_the_simulated_camera_within_a_millimetre(cfg: Any) -> None:
+@pytest.mark.parametrize("style", ["default", "harsh", "dim", "dark", "random:3"])
+def test_recovers_the_simulated_camera_within_a_millimetre(cfg: Any, style: str) -> None:
+    from services.simcam.style import RenderStyle
+
     camera = CameraModel.from_config(cfg.simcam, cfg.table)
-    cal = calibrate_from_image(frame(cfg, camera), cfg.table)
+    world = World(cfg.simworld, cfg.table).snapshot()
+    image = render(world, camera, seed=5, table=cfg.table, style=RenderStyle.preset(style))
+    cal = calibrate_from_image(image, cfg.table)
     assert cal.markers == (0, 1, 2, 3) and cal.points == 16 and not cal.missing
     assert cal.error_mm < 0.5
     assert table_error_mm(cal.matrix(), camera, cfg.table) < REQUIRED_MM
