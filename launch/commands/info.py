@@ -138,9 +138,13 @@ def render(summary: dict[str, Any]) -> str:
         f"{summary['bytes']} bytes",
     ]
     info = summary["info"]
-    extra = ", ".join(f"{k}={v}" for k, v in info.items() if k not in ("host", "pid") and v not in ("", None))
+    skip = ("host", "pid", "faults")
+    extra = ", ".join(f"{k}={v}" for k, v in info.items() if k not in skip and v not in ("", None))
     if extra:
         lines.append(f"info       {extra}")
+    for fault in info.get("faults") or []:  # a fault recorder's file: every fault it holds
+        if isinstance(fault, dict):
+            lines.append(f"fault      {fault.get('kind', '?')}: {fault.get('detail', '')}")
     lines.append("")
     lines.append(
         f"{'topic':<18} {'count':>7} {'rate Hz':>8} {'bytes':>10}  {'gaps':>4} {'rst':>3}  sources; type"

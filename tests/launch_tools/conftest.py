@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import structlog
 import zmq
 
 import messages
@@ -31,6 +32,15 @@ def frames_for(
         wall_ns=header.wall_ns,
     )
     return messages.encode(topic, header, message)
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging() -> Iterator[None]:
+    """The commands configure structlog to print to the sys.stderr/stdout of the moment, which under
+    capsys is a stream closed after the test: put structlog back to its defaults afterwards."""
+    yield
+    structlog.reset_defaults()
+    structlog.contextvars.clear_contextvars()
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import zmq.asyncio
 
+from launch.cli import main as sanzi
 from launch.recording import Record, Recording
 from messages import ActuatorEvent, BoardObservation, GameState, Heartbeat
 from services.blackbox.config import BlackboxConfig, blackbox_config
@@ -178,7 +179,7 @@ def test_config_defaults_until_registered(cfg: Any) -> None:
     assert settings.dir == cfg.runtime.fault_dir
 
 
-async def test_service_records_a_fault_from_the_bus(bus: Any, tmp_path: Path) -> None:
+async def test_service_records_a_fault_from_the_bus(bus: Any, tmp_path: Path, capsys: Any) -> None:
     log_module.setup("blackbox-test", "warning", "json")
     settings = BlackboxConfig(seconds=5.0, post_seconds=0.2, startup_grace_s=0.0, dir=str(tmp_path / "f"))
     service = Blackbox(bus, settings=settings)
@@ -211,6 +212,25 @@ async def test_service_records_a_fault_from_the_bus(bus: Any, tmp_path: Path) ->
     revisions = [r.envelope().message.revision for r in recording]
     assert revisions == list(range(revisions[0], i + 2))
     assert recording.header.info["reason"].startswith("illegal-move: two-pieces")
+    # `sanzi info` shows the faults of such a file
+    assert sanzi(["info", service.written[0]]) == 0
+    assert "fault      illegal-move: two-pieces in game -" in capsys.readouterr().out
+
+
+async def test_service_writes_a_pending_dump_on_shutdown(cfg: Any, tmp_path: Path) -> None:
+    settings = BlackboxConfig(seconds=5.0, post_seconds=60.0, startup_grace_s=0.0, dir=str(tmp_path / "f"))
+    service = Blackbox(cfg, settings=settings)
+    try:
+        service.box.offer(Record.from_frames(frames_for("referee.state", GameState(revision=1), 1), 1))
+        fail = ActuatorEvent(command_id="c1", status="failed", reason="alarm")
+        service.box.offer(Record.from_frames(frames_for("actuator.event", fail, 1), 2))
+        assert service.box.pending
+        await service.shutdown()
+    finally:
+        service.close()
+    (path,) = service.written
+    assert Recording(path).header.info["reason"] == "actuator-failed: command c1 failed (alarm)"
+    assert len(list(Recording(path))) == 2
 
 
 async def test_python_m_services_blackbox_runs_and_stops(bus: Any, runtime_dir: str) -> None:
