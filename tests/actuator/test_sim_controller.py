@@ -225,3 +225,31 @@ async def test_same_command_id_twice_places_one_piece_even_across_a_restart(
     assert world.board == ".......X."
     assert sum(1 for p in world.pieces if p.colour == "black" and p.where == "supply") == 4
     assert third.supply_black == 4
+
+
+async def test_over_budget_is_reported(sim: Any, tmp_path: Any, protocol: str) -> None:
+    from .conftest import make_config
+
+    config = make_config(tmp_path, actuator={"placement_budget_s": 0.001})
+    async with Harness(sim, config, protocol) as h:
+        done = await h.run(h.place(5))
+    assert done.status == "done" and not done.within_budget and done.duration_s > 0.001
+
+
+async def test_a_command_interrupted_by_a_restart_is_not_repeated(
+    sim: Any, config: Any, protocol: str
+) -> None:
+    from services.actuator.record import Outcome
+
+    record = ActuatorRecord(config.actuator.state_file, {"black": 5, "white": 5})
+    record.take("black", 0)  # the crash came after the pick
+    record.set_outcome("half", Outcome(status="started", kind="place"))
+    record.save()
+    async with Harness(sim, config, protocol) as h:
+        before = h.world()
+        answer = await h.run(h.place(1, command_id="half"))
+        query = await h.run(ActuatorCommand(command_id="half", kind="query"))
+        after = h.world()
+    assert answer.status == "failed" and answer.repeat and "interrupted by a restart" in answer.reason
+    assert query.status == "failed" and moved_pieces(before, after) == []
+    assert answer.supply_black == 4
