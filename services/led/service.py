@@ -29,6 +29,28 @@ SNAPSHOT_TIMEOUT_S = 0.5
 TICK_S = 0.1
 
 
+#: the automatic debounce of the simulated button never goes below this (ms): the simulated person's
+#: contact bounce flickers every 2 ms (services/simhuman), and those flickers (plus timer jitter) must
+#: not count.
+SIM_MIN_DEBOUNCE_MS = 4.0
+
+
+def debounce_s(config: Any) -> float:
+    """The debounce time, seconds. A real button: ``led.debounce_ms``. The simulated button: the
+    simulator compresses time by ``simworld.speed``, so the simulated person's press lasts
+    ``simhuman.press_s / speed`` real seconds, which at high speeds is shorter than a real debounce
+    time; automatic mode (``led.sim_debounce_ms < 0``) takes half of it, within
+    [SIM_MIN_DEBOUNCE_MS, led.debounce_ms]."""
+    led = config.led
+    if led.driver != "sim":
+        return led.debounce_ms / 1000.0
+    if led.sim_debounce_ms >= 0:
+        return led.sim_debounce_ms / 1000.0
+    speed = config.simworld.speed if config.simworld.speed > 0 else 1.0
+    press_ms = config.simhuman.press_s * 1000.0 / speed
+    return max(SIM_MIN_DEBOUNCE_MS, min(led.debounce_ms, press_ms / 2.0)) / 1000.0
+
+
 class LedService(Service):
     """The panel."""
 
@@ -37,7 +59,7 @@ class LedService(Service):
     def __init__(self, config: Any, log: Any | None = None, **driver_kwargs: Any) -> None:
         super().__init__(config, log)
         self.led = config.led
-        self.debouncer = Debouncer(self.led.debounce_ms / 1000.0)
+        self.debouncer = Debouncer(debounce_s(config))
         self.state: Latched[GameState] = Latched(lambda s: s.revision)
         self.panel: Panel = make_panel(self.led, self._level, self._press, **driver_kwargs)
         self.shown: PanelState | None = None
@@ -100,6 +122,9 @@ class LedService(Service):
         sub = self.subscribe(topics)
         await self.panel.start()
         presser = asyncio.create_task(self._publish_presses(), name="led.presses")
+        self.log.info(
+            "panel driver", driver=self.panel.name, debounce_ms=round(self.debouncer.hold_s * 1000, 2)
+        )
         try:
             snapshot = await request_snapshot(
                 self.ctx,
