@@ -259,6 +259,9 @@ class Renderer:
         self._board_key: tuple[object, ...] | None = None
         self._board_layer: np.ndarray | None = None
         self._sprites: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray]] = {}
+        #: the board with the lying pieces, and what it shows
+        self._pieces_key: tuple[object, ...] | None = None
+        self._pieces_layer: np.ndarray | None = None
         #: the previous world (clock and revision zeroed) and its image before noise
         self._last_look: WorldState | None = None
         self._last_image: np.ndarray = np.zeros((camera.height, camera.width, 3), np.uint8)
@@ -728,7 +731,7 @@ class Renderer:
         """
         check_world(world)
         st = self.style
-        canvas = self._board(world).copy()
+        board = self._board(world)
         d = world.piece_diameter_mm
         held_id = world.gripper.holding
         lying: list[tuple[PieceState, float]] = []
@@ -744,11 +747,17 @@ class Renderer:
                     level = max(level, other_level + PIECE_THICKNESS_MM)
             lying.append((piece, level))
         lying.sort(key=lambda item: item[1])
-        shadows = [self._piece_shadow((p.x_mm, p.y_mm), lvl, d) for p, lvl in lying]
-        for poly, sigma in shadows:
-            _darken(canvas, [poly], sigma, st.shadow_strength)
-        for p, lvl in lying:
-            self._draw_piece(canvas, (p.x_mm, p.y_mm), lvl, d, self._piece_colour(p))
+        # the lying pieces change far less often than the hand or gripper move: keep them in a layer
+        key = (self._board_key, d, tuple((p.x_mm, p.y_mm, p.colour, lvl) for p, lvl in lying))
+        if key != self._pieces_key or self._pieces_layer is None:
+            layer = board.copy()
+            for p, lvl in lying:
+                poly, sigma = self._piece_shadow((p.x_mm, p.y_mm), lvl, d)
+                _darken(layer, [poly], sigma, st.shadow_strength)
+            for p, lvl in lying:
+                self._draw_piece(layer, (p.x_mm, p.y_mm), lvl, d, self._piece_colour(p))
+            self._pieces_key, self._pieces_layer = key, layer
+        canvas = self._pieces_layer.copy()
         # things above the table: shadows first (they fall on pieces), then the things, lowest first
         g = world.gripper
         gripper_shapes, gripper_shadows = self._gripper_shapes(world)
