@@ -291,3 +291,18 @@ def test_a_piece_with_nan_coordinates_is_refused(camera: CameraModel, table: Tab
     bad = [msgspec.structs.replace(w.pieces[0], x_mm=float("nan")), *w.pieces[1:]]
     with pytest.raises(RenderError, match="piece 0"):
         render(msgspec.structs.replace(w, pieces=bad), camera, seed=0, table=table)
+
+
+def test_caches_never_show_a_stale_world(camera: CameraModel, table: TableConfig) -> None:
+    worlds = [
+        world_from_board("X...O....", 10),
+        world_from_board("X...O...X", 10),  # one more piece
+        world_from_board("X...O...X", 12),  # the board turned
+        world_from_board("X...O...X", 12, hand=HandState(present=True, x_mm=220, y_mm=160)),
+        world_from_board("X...O...X", 12, gripper=GripperState(x_mm=200, y_mm=150, z_mm=15)),
+        world_from_board("X...O....", 10),  # back to the first
+    ]
+    shared = Renderer(camera, table, RenderStyle())
+    for i, w in enumerate(worlds):
+        expected = Renderer(camera, table, RenderStyle()).render(w, seed=i)
+        assert shared.render(w, seed=i).tobytes() == expected.tobytes(), i
