@@ -63,9 +63,11 @@ ILLEGAL: Final[dict[str, tuple[int, str]]] = {
     "person-piece-moved": (4, "your piece was moved: put it back"),
     "person-piece-removed": (5, "your piece was taken off: put it back"),
     "stable-timeout": (6, "cannot see the board: take your hand away"),
+    "occupied-square": (7, "your piece is on the device's square: take it back"),
+    "placement-failed": (8, "the device's piece did not land: check the board"),
 }
 #: the blink code of an illegal kind not in the table.
-OTHER_ILLEGAL_FLASHES: Final = 7
+OTHER_ILLEGAL_FLASHES: Final = 9
 
 #: phases in which an illegal move is still being shown (until the referee clears ``illegal``).
 ILLEGAL_PHASES: Final = frozenset({"waiting-for-person", "button-pressed", "waiting-for-stable", "judged"})

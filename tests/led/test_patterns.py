@@ -10,6 +10,7 @@ from messages import GameState
 from services.led.patterns import (
     ILLEGAL,
     LOOKS,
+    OTHER_ILLEGAL_FLASHES,
     PHASE_PATTERN,
     UnknownMode,
     led_level,
@@ -73,14 +74,18 @@ def test_results(result: str, pattern: str) -> None:
 def test_illegal_kinds_have_their_own_blink_code(kind: str, phase: str) -> None:
     panel = panel_for(state(phase=phase, illegal=kind))
     assert panel.pattern == f"illegal-{kind}"
-    flashes = ILLEGAL.get(kind, (7, ""))[0]
+    flashes = ILLEGAL.get(kind, (OTHER_ILLEGAL_FLASHES, ""))[0]
     assert panel.leds["error"] == f"flash-{flashes}"
     assert panel.lamp is (phase == "waiting-for-person")
 
 
 def test_illegal_codes_are_distinct() -> None:
     codes = [code for code, _ in ILLEGAL.values()]
-    assert len(set(codes)) == len(codes) and 7 not in codes
+    assert len(set(codes)) == len(codes) and OTHER_ILLEGAL_FLASHES not in codes
+    # every kind the referee documents has its own code
+    documented = ["two-pieces", "wrong-colour", "person-piece-moved", "person-piece-removed", "no-change"]
+    documented += ["occupied-square", "stable-timeout", "placement-failed"]
+    assert set(documented) <= set(ILLEGAL)
 
 
 def test_illegal_is_not_shown_once_the_device_plays_on() -> None:
