@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from services.common.config import Section
 
 
@@ -26,6 +28,9 @@ class ActuatorConfig(Section):
     pick_z_mm: float = 0.0
     feed_xy_mm_min: float = 6000.0
     feed_z_mm_min: float = 1500.0
+    #: where the carriage waits after each job (x, y in table mm, at travel height): out of the camera's
+    #: view of the board, so vision can confirm the placement. An empty list keeps it above the drop.
+    park_mm: list[float] = msgspec.field(default_factory=lambda: [200.0, 290.0])
     #: magnet dwell after switching, seconds.
     dwell_s: float = 0.2
     #: the contest's limit for one placement.

@@ -87,10 +87,15 @@ class Motion:
     feed_xy: float = 6000.0
     feed_z: float = 1500.0
     dwell_s: float = 0.2
+    #: where the carriage waits after a job, at travel height, so that it does not hide the board from
+    #: the camera while vision confirms the placement (None: stay above the last drop).
+    park: tuple[float, float] | None = None
 
     @classmethod
     def from_config(cls, cfg: object) -> Motion:
+        park = tuple(cfg.park_mm) if cfg.park_mm else None  # type: ignore[attr-defined]
         return cls(
+            park=park,  # type: ignore[arg-type]
             travel_z=cfg.travel_z_mm,  # type: ignore[attr-defined]
             pick_z=cfg.pick_z_mm,  # type: ignore[attr-defined]
             feed_xy=cfg.feed_xy_mm_min,  # type: ignore[attr-defined]
@@ -159,12 +164,20 @@ def pick_and_place(
     after_pick: tuple[Step, ...] = (),
     after_drop: tuple[Step, ...] = (),
 ) -> list[Step]:
-    """The steps that carry the piece at ``pick`` to ``drop``, starting from ``start`` (x, y, z)."""
-    return [
+    """The steps that carry the piece at ``pick`` to ``drop``, starting from ``start`` (x, y, z), then
+    park the carriage clear of the board when ``motion.park`` is set."""
+    steps = [
         *rise_steps(start, motion),
         *pick_steps(pick, motion, after=after_pick),
         *drop_steps(drop, motion, after=after_drop),
     ]
+    if motion.park is not None:
+        steps.append(
+            MoveStep(
+                motion.park[0], motion.park[1], motion.travel_z, motion.feed_xy, "park clear of the board"
+            )
+        )
+    return steps
 
 
 def check_no_drag(
