@@ -111,6 +111,7 @@ def _sections() -> dict[str, type[Section]]:
     # Imported here so that a service's config module may import Section from this one.
     from services.actuator.config import ActuatorConfig, CalibrationConfig
     from services.ai.config import AiConfig
+    from services.blackbox.config import BlackboxConfig
     from services.led.config import LedConfig
     from services.referee.config import RefereeConfig
     from services.simcam.config import SimCamConfig
@@ -133,6 +134,7 @@ def _sections() -> dict[str, type[Section]]:
         "simworld": SimWorldConfig,
         "simcam": SimCamConfig,
         "simhuman": SimHumanConfig,
+        "blackbox": BlackboxConfig,
     }
 
 

@@ -11,9 +11,7 @@ class LedConfig(Section):
     driver: str = "sim"
     #: button debounce: a level must hold this long to count.
     debounce_ms: float = 30.0
-    #: debounce of the simulated button (driver "sim"), ms; negative = automatic: half the simulated
-    #: person's press as it lasts in real time (simhuman.press_s / simworld.speed), at least
-    #: ``SIM_MIN_DEBOUNCE_MS`` (above the simulated contact bounce) and at most ``debounce_ms``.
+    #: the simulated button's debounce, ms; negative: the same as ``debounce_ms``.
     sim_debounce_ms: float = -1.0
     #: libgpiod chip and line offsets of the button (input) and the lamp and two LEDs (outputs).
     gpio_chip: str = "/dev/gpiochip0"

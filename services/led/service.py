@@ -32,23 +32,16 @@ TICK_S = 0.1
 #: the automatic debounce of the simulated button never goes below this (ms): the simulated person's
 #: contact bounce flickers every 2 ms (services/simhuman), and those flickers (plus timer jitter) must
 #: not count.
-SIM_MIN_DEBOUNCE_MS = 4.0
 
 
 def debounce_s(config: Any) -> float:
-    """The debounce time, seconds. A real button: ``led.debounce_ms``. The simulated button: the
-    simulator compresses time by ``simworld.speed``, so the simulated person's press lasts
-    ``simhuman.press_s / speed`` real seconds, which at high speeds is shorter than a real debounce
-    time; automatic mode (``led.sim_debounce_ms < 0``) takes half of it, within
-    [SIM_MIN_DEBOUNCE_MS, led.debounce_ms]."""
+    """The debounce time, seconds: ``led.debounce_ms`` for every button, the simulated one included
+    (the simulated person holds the button for real time, not for simulated time, exactly so that it
+    meets the same debounce); ``led.sim_debounce_ms`` >= 0 overrides it for the simulated button."""
     led = config.led
-    if led.driver != "sim":
-        return led.debounce_ms / 1000.0
-    if led.sim_debounce_ms >= 0:
+    if led.driver == "sim" and led.sim_debounce_ms >= 0:
         return led.sim_debounce_ms / 1000.0
-    speed = config.simworld.speed if config.simworld.speed > 0 else 1.0
-    press_ms = config.simhuman.press_s * 1000.0 / speed
-    return max(SIM_MIN_DEBOUNCE_MS, min(led.debounce_ms, press_ms / 2.0)) / 1000.0
+    return led.debounce_ms / 1000.0
 
 
 class LedService(Service):

@@ -54,6 +54,9 @@ DELAY_JITTER: Final = 0.3
 PIECE_OF: Final = {"black": "X", "white": "O"}
 COLOUR_OF: Final = {"X": "black", "O": "white"}
 
+#: the shortest real time a press lasts (above any sane debounce time of the panel).
+MIN_PRESS_S = 0.1
+
 
 class MisbehaviourError(ValueError):
     """An unknown misbehaviour name or a malformed ``NAME:N``."""
@@ -182,7 +185,9 @@ class Person:
         return steps
 
     def _press(self) -> Press:
-        return Press(self.config.press_s / self.speed)
+        # A finger is not sped up: the panel debounces in real time, so a press lasts at least
+        # MIN_PRESS_S of real time whatever the speed factor.
+        return Press(max(MIN_PRESS_S, self.config.press_s / self.speed))
 
     @staticmethod
     def turn_key(state: GameState) -> TurnKey:
