@@ -172,11 +172,8 @@ def pick_and_place(
         *drop_steps(drop, motion, after=after_drop),
     ]
     if motion.park is not None:
-        steps.append(
-            MoveStep(
-                motion.park[0], motion.park[1], motion.travel_z, motion.feed_xy, "park clear of the board"
-            )
-        )
+        x, y = motion.park
+        steps += [MoveStep(x, y, motion.travel_z, motion.feed_xy, "park clear of the board"), WaitStep("parked")]
     return steps
 
 
