@@ -173,7 +173,10 @@ def pick_and_place(
     ]
     if motion.park is not None:
         x, y = motion.park
-        steps += [MoveStep(x, y, motion.travel_z, motion.feed_xy, "park clear of the board"), WaitStep("parked")]
+        steps += [
+            MoveStep(x, y, motion.travel_z, motion.feed_xy, "park clear of the board"),
+            WaitStep("parked"),
+        ]
     return steps
 
 
