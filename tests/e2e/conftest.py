@@ -58,6 +58,16 @@ class SimStack:
             out[name] = lines
         return out
 
+    def count_in_logs(self, text: str, names: Iterable[str] | None = None) -> dict[str, int]:
+        """How many log lines of each program contain ``text`` (JSON or not: a logger configured before
+        structlog's setup writes console lines)."""
+        out: dict[str, int] = {}
+        for name in names or self.stack.names:
+            path = self.files.log_file(name)
+            lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+            out[name] = sum(1 for line in lines if text in line)
+        return out
+
     def where(self) -> str:
         """Where to look when an assertion fails."""
         return f"(logs in {self.files.log_dir})"

@@ -138,12 +138,11 @@ async def test_bad_input_during_a_game(shared_sim: SimStack) -> None:
     assert result.verdict.ok, table([result]) + shared_sim.where()
     assert shared_sim.restarts() == before, f"a process restarted under bad input {shared_sim.where()}"
     assert set(shared_sim.states().values()) == {"RUNNING"}
-    logs = shared_sim.log_lines()
-    dropped = {
-        name: sum(1 for line in lines if line.get("event") == "dropped bad message")
-        for name, lines in logs.items()
-    }
+    dropped = shared_sim.count_in_logs("dropped bad message")
     # every process that listens to the bus noticed the bad input, and logged it rate-limited
     for name in ("referee", "vision", "actuator", "led", "ai", "simworld", "simhuman"):
         assert dropped[name] >= 1, f"{name} logged no dropped message: {dropped} {shared_sim.where()}"
     assert sum(dropped.values()) <= MESSAGES * MAX_LOG_LINES_PER_100 // 100, dropped
+    # ... with its reason: each way of being broken shows up in the referee's log
+    for reason in ("frame-count", "malformed-header", "malformed-body", "unknown-type"):
+        assert shared_sim.count_in_logs(reason, ["referee"])["referee"] >= 1, reason

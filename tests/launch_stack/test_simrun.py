@@ -100,6 +100,8 @@ def test_task1_passes_only_with_the_piece_in_the_world() -> None:
     late = _state("....X....", "done", squares=[5], colours="b", placements=[_placement(5, budget=False)])
     verdict = simrun.judge(plan, Observed(state=late, world=_world("....X....", holding=3, table=(4,))))
     assert len(verdict.reasons) == 3
+    crash = simrun._replace(plan, budget_applies=False)
+    assert simrun.judge(crash, Observed(state=late, world=_world("....X...."))).ok
 
 
 def test_placement_tasks_check_colours_squares_and_the_turned_board() -> None:
