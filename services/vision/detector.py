@@ -635,7 +635,12 @@ def _read_squares(
         chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
         bg_chroma = np.median(chroma[:, ring], axis=1)
         ring_cdev = np.linalg.norm(chroma[:, ring] - bg_chroma[:, None, :], axis=2)
-        vary_c = MAD_TO_SIGMA * float(np.median(ring_cdev))
+        # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
+        # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
+        vary_c = max(
+            MAD_TO_SIGMA * float(np.median(ring_cdev)),
+            CHROMA_TAIL_TO_SIGMA * float(np.percentile(ring_cdev, 90)),
+        )
         t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
         dev_chroma = np.linalg.norm(chroma[:, disc] - bg_chroma[:, None, :], axis=2)
         differs |= dev_chroma > t_chroma[:, None]
@@ -658,6 +663,9 @@ def _read_squares(
 
 #: median absolute deviation to standard deviation (Gaussian).
 MAD_TO_SIGMA: Final = 1.4826
+#: the 90th percentile of a chroma deviation to the scale it is compared at (about 1.5 x the Rayleigh
+#: sigma, the same margin MAD_TO_SIGMA gives the median).
+CHROMA_TAIL_TO_SIGMA: Final = 0.7
 
 
 def _squares_of(img: np.ndarray, s: int, m: int) -> np.ndarray:
