@@ -39,6 +39,8 @@ from services.bus.client import Publisher, Subscriber  # noqa: E402
 from services.common import config as config_module  # noqa: E402
 
 ROUND_TRIPS = 300
+#: Subscriber.recv(timeout=0) returns only what it already buffered: poll the socket for this long.
+POLL_S = 0.001
 
 
 @dataclass
@@ -113,7 +115,7 @@ async def measure_games(
 
         async def drain() -> None:
             nonlocal press_ns, stable_ns, board_before
-            while (env := await watch.recv(timeout=0)) is not None:
+            while (env := await watch.recv(timeout=POLL_S)) is not None:
                 msg = env.message
                 if isinstance(msg, ButtonPress) and msg.source != "bench":
                     press_ns, stable_ns = msg.press_ns or env.header.mono_ns, None

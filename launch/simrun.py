@@ -76,6 +76,8 @@ TASK3_OFFSET_MM: Final = 10.0
 ANGLE_TOLERANCE_DEG: Final = 3.0
 POSE_TOLERANCE_MM: Final = 0.5
 
+#: How long one look at the socket takes when draining what is already there.
+DRAIN_POLL_S: Final = 0.001
 #: How often the orchestrator tries to home the machine after refilling the supplies.
 REFILL_ATTEMPTS: Final = 5
 #: How often unanswered commands and unechoed messages are sent again.
@@ -685,8 +687,8 @@ class SimSession:
         if env is None:
             return False
         self._take(env)
-        while True:  # drain what is already waiting without blocking
-            env = await self.sub.recv(timeout=0)
+        while True:  # drain what is already waiting (recv(timeout=0) would not look at the socket)
+            env = await self.sub.recv(timeout=DRAIN_POLL_S)
             if env is None:
                 return True
             self._take(env)
