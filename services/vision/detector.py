@@ -318,7 +318,7 @@ def noise_sigma(gray: np.ndarray) -> float:
 
     Edges are a minority of pixels, so the median of absolute differences measures the noise.
     """
-    sub = gray[::4, :].astype(np.int16)
+    sub = gray[::8, :].astype(np.int16)
     d = np.abs(np.diff(sub, axis=1))
     return float(np.median(d)) * 1.4826 / math.sqrt(2.0)
 
@@ -470,13 +470,18 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
     return best
 
 
+#: cells needed for a projective fit; fewer get an affine one (7 or 8 points make an unstable
+#: homography), which the line refinement then corrects for perspective.
+FULL_HOMOGRAPHY_CELLS: Final = 9
+
+
 def _fit_homography(lat: _Lattice) -> np.ndarray | None:
     """Image -> canonical homography from the lattice's cell centres."""
     src = lat.centers.astype(np.float64)
     dst = lat.colrow.astype(np.float64) + 0.5
     cols = set(lat.colrow[:, 0].tolist())
     rows = set(lat.colrow[:, 1].tolist())
-    if len(src) >= 7 and len(cols) == 3 and len(rows) == 3:
+    if len(src) >= FULL_HOMOGRAPHY_CELLS and len(cols) == 3 and len(rows) == 3:
         h, _ = cv2.findHomography(src, dst, 0)
         if h is not None and abs(np.linalg.det(h)) > 1e-12:
             return h
@@ -492,6 +497,143 @@ def _fit_homography(lat: _Lattice) -> np.ndarray | None:
     design = np.hstack([src, np.ones((len(src), 1))])
     sol, *_ = np.linalg.lstsq(design, dst, rcond=None)
     return np.vstack([sol.T, [0.0, 0.0, 1.0]])
+
+
+# ----------------------------------------------------------------------------------------------------
+# stage 3b: the pose refined on the grid lines themselves (and verified: what tracking relies on)
+
+
+@dataclass(frozen=True)
+class _LineFit:
+    """The grid's eight lines located in a canonical view warped with a homography ``h``."""
+
+    #: the corrected image -> canonical homography (``h`` when too few lines were seen to correct it).
+    h: np.ndarray
+    #: largest and root-mean-square offset, in canonical pixels, of the seen line segments from where
+    #: ``h`` put them; how far ``h`` was off.
+    max_offset: float
+    rms_offset: float
+    #: fraction of the line segments seen with clear contrast.
+    seen: float
+    #: canonical pixels per square of the view the lines were measured in.
+    px: int
+
+
+#: segments per square side whose cross-line profile places a line (two: the crossings are skipped).
+SEGMENTS_PER_SIDE: Final = 2
+#: a segment is seen when its profile's contrast is this fraction of the grid's median segment contrast.
+SEGMENT_SEEN_FRAC: Final = 0.5
+#: a segment this many canonical pixels from its line's fit is an outlier (a piece beside the line).
+SEGMENT_OUTLIER_PX: Final = 1.0
+#: fewest lines of each direction that must be placed for a correction.
+MIN_FITTED_LINES: Final = 3
+
+
+def _segment_bounds(s: int, m: int) -> np.ndarray:
+    """Start and end (canonical px, along the line) of every segment: two per square side, clear of the
+    crossings. Shape (3 * SEGMENTS_PER_SIDE, 2)."""
+    out = []
+    for j in range(GRID_SQUARES):
+        for a, b in ((0.12, 0.5), (0.5, 0.88)):
+            out.append((m + int((j + a) * s), m + int((j + b) * s)))
+    return np.array(out)
+
+
+def _fit_lines(
+    gray: np.ndarray, h: np.ndarray, pitch_px: float, sign: int, half_width: float, params: DetectorParams
+) -> _LineFit | None:
+    """Place each grid line in a canonical view warped with ``h`` from cross-line profiles, fit a
+    straight line to each, and correct ``h`` so that their 16 crossings land where they belong.
+
+    A profile's half-maximum centroid is the line's centre (independent of the line's width); segments
+    without contrast (covered) or far from their line's fit (a piece beside the line) do not count.
+    None when the view cannot be built (a degenerate homography).
+    """
+    s = int(min(params.canonical_max_px, max(params.canonical_min_px, round(pitch_px))))
+    m = max(2, round(CANON_MARGIN * s))
+    size = GRID_SQUARES * s + 2 * m
+    to_canvas = np.array([[s, 0.0, m], [0.0, s, m], [0.0, 0.0, 1.0]])
+    try:
+        view = cv2.warpPerspective(
+            gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        )
+    except cv2.error:
+        return None
+    img = view.astype(np.float32) * sign
+    band = max(1, round(half_width * s))
+    reach = min(m - 1, band + max(2, round(LINE_REACH * s)))
+    offsets = np.arange(-reach, reach + 1, dtype=np.float32)
+    bounds = _segment_bounds(s, m)
+    lines = m + s * np.arange(GRID_SQUARES + 1)
+    # profiles[d, k, j, o]: direction d (0 vertical lines, 1 horizontal), line k, segment j, offset o.
+    cols = lines[:, None] + offsets.astype(int)[None, :]  # (4, O)
+    vert = img[:, cols]  # (size, 4, O): rows along the vertical lines
+    horiz = img[cols, :].transpose(2, 0, 1)  # (size, 4, O): columns along the horizontal lines
+    idx = bounds.ravel()
+    lengths = (bounds[:, 1] - bounds[:, 0]).astype(np.float32)
+    prof = np.stack(
+        [np.add.reduceat(a, idx, axis=0)[::2] / lengths[:, None, None] for a in (vert, horiz)]
+    )  # (2, J, 4, O)
+    lo = prof.min(axis=3, keepdims=True)
+    hi = prof.max(axis=3, keepdims=True)
+    contrast = (hi - lo)[..., 0]  # (2, J, 4)
+    weight = np.maximum(prof - (lo + 0.5 * (hi - lo)), 0.0)
+    offset = (weight * offsets).sum(axis=3) / np.maximum(weight.sum(axis=3), 1e-6)  # (2, J, 4)
+    typical = float(np.median(contrast))
+    seen = contrast >= SEGMENT_SEEN_FRAC * max(typical, 1e-3)
+    # The line's ends are inside the profile window: a centroid near the window's edge is not a line.
+    seen &= np.abs(offset) < reach - 0.5
+    along = ((bounds[:, 0] + bounds[:, 1]) / 2.0).astype(np.float64)  # (J,)
+    fits: list[list[tuple[float, float] | None]] = [[], []]
+    used = []
+    for d in range(2):
+        for k in range(GRID_SQUARES + 1):
+            ok = seen[d, :, k]
+            fit = None
+            for _ in range(2):
+                if ok.sum() < 2:
+                    fit = None
+                    break
+                t = along[ok] - size / 2.0
+                a, b = (
+                    np.polyfit(t, offset[d, ok, k], 1)
+                    if ok.sum() >= 3
+                    else (0.0, float(offset[d, ok, k].mean()))
+                )
+                resid = np.abs(a * (along - size / 2.0) + b - offset[d, :, k])
+                fit = (float(lines[k] + b), float(a))
+                keep = ok & (resid <= SEGMENT_OUTLIER_PX)
+                if keep.sum() == ok.sum():
+                    break
+                ok = keep
+            used.append(ok)
+            fits[d].append(fit)
+    seen_frac = float(seen.mean())
+    offs = np.abs(offset[seen]) if seen.any() else np.array([np.inf])
+    max_off, rms = float(offs.max()), float(np.sqrt(np.mean(offs**2)))
+    vert_fits = [(k, f) for k, f in enumerate(fits[0]) if f is not None]
+    horiz_fits = [(k, f) for k, f in enumerate(fits[1]) if f is not None]
+    if len(vert_fits) < MIN_FITTED_LINES or len(horiz_fits) < MIN_FITTED_LINES:
+        return _LineFit(h, max_off, rms, seen_frac, s)
+    src, dst = [], []
+    c = size / 2.0
+    for kx, (x0, ax) in vert_fits:
+        for ky, (y0, ay) in horiz_fits:
+            # x = x0 + ax (y - c), y = y0 + ay (x - c): the crossing of the two fitted lines.
+            det = 1.0 - ax * ay
+            x = (x0 + ax * (y0 - c) - ax * ay * c) / det
+            y = y0 + ay * (x - c)
+            src.append((x, y))
+            dst.append((lines[kx], lines[ky]))
+    corr, _ = cv2.findHomography(np.array(src, np.float64), np.array(dst, np.float64), 0)
+    if corr is None:
+        return _LineFit(h, max_off, rms, seen_frac, s)
+    h_new = np.linalg.inv(to_canvas) @ corr @ to_canvas @ h
+    return _LineFit(h_new / h_new[2, 2], max_off, rms, seen_frac, s)
+
+
+#: how far beyond its line's half-width a profile reaches, in pitches (a pose this far off is found again).
+LINE_REACH: Final = 0.06
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -746,7 +888,7 @@ def _prepare(image: np.ndarray) -> np.ndarray:
 
 
 #: the grid is searched again at full resolution when fewer cells than this were found at half.
-FULL_RES_BELOW_CELLS: Final = 9
+FULL_RES_BELOW_CELLS: Final = 7
 #: the line masks are dilated by this many working pixels to close hairline gaps in thin lines.
 DILATION_PX: Final = 1
 #: images smaller than this (pixels on the shorter side) cannot hold a readable grid.
@@ -756,7 +898,7 @@ HALF_RES_MIN_SIDE: Final = 360
 
 
 def _spread(gray: np.ndarray) -> float:
-    sub = gray[::4, ::4]
+    sub = gray[::8, ::8]
     lo, hi = np.percentile(sub, (5, 95))
     return float(max(hi - lo, 1.0))
 
@@ -856,12 +998,22 @@ def detect(
         return replace(det, pose_source="prior", problem=det.problem or "prior", processing_ms=_ms_since(t0))
     lat, polarity = found
     h = _fit_homography(lat)
-    h, pose = _normalise_turn(h)
     half_width = _half_width(lat)
+    sign = 1 if polarity == "light-lines" else -1
+    # Nine cells place the grid well; fewer (pieces touching lines, half resolution) are refined on the
+    # lines themselves.
+    for _ in range(REFINE_PASSES if len(lat.centers) < GRID_SQUARES**2 else 0):
+        fit = _fit_lines(im.gray, h, lat.pitch, sign, half_width, p)
+        if fit is None:
+            break
+        h = fit.h
+    h, pose = _normalise_turn(h)
     det = read_at_pose(im, pose, polarity, half_width, p, h=h)
     return replace(det, pose_source="detected", cells=len(lat.centers), processing_ms=_ms_since(t0))
 
 
+#: refinements of a found pose on the grid lines (the cells' centres are found at half resolution).
+REFINE_PASSES: Final = 2
 #: half the line width in pitches, when it cannot be measured (reading at a prior pose), and its bounds.
 DEFAULT_HALF_WIDTH: Final = 0.04
 MIN_HALF_WIDTH: Final = 0.01
