@@ -984,7 +984,11 @@ def detect(
     """
     t0 = time.perf_counter()
     p = params or DEFAULT_PARAMS
-    im = _prepare_image(image)
+    return _search(_prepare_image(image), p, prior, t0)
+
+
+def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -> Detection:
+    """The full search of a prepared image (see :func:`detect`)."""
     found = _locate(im.small, im.scale, im.sigma, im.spread, p, prior)
     if im.scale != 1.0 and (found is None or len(found[0].centers) < FULL_RES_BELOW_CELLS):
         # Thin lines or small cells can vanish at half resolution: look again at full size.
@@ -1009,7 +1013,77 @@ def detect(
         h = fit.h
     h, pose = _normalise_turn(h)
     det = read_at_pose(im, pose, polarity, half_width, p, h=h)
-    return replace(det, pose_source="detected", cells=len(lat.centers), processing_ms=_ms_since(t0))
+    return replace(
+        det,
+        pose_source="detected",
+        cells=len(lat.centers),
+        processing_ms=_ms_since(t0),
+        extra={"half_width": half_width, "tracked": 0.0},
+    )
+
+
+#: a prior pose is confirmed when this fraction of its line segments is seen...
+TRACK_MIN_SEEN: Final = 0.8
+#: ...and they lie this close (root mean square, canonical pixels, about image pixels) to where it puts them.
+TRACK_MAX_RMS_PX: Final = 1.5
+#: a tracked pose keeps its numbering this many degrees beyond +-45 (hysteresis: a board standing at 45
+#: degrees must not have its squares renumbered from one frame to the next).
+TRACK_HYSTERESIS_DEG: Final = 2.0
+
+
+def track(
+    image: np.ndarray,
+    prior: BoardPose,
+    params: DetectorParams | None = None,
+    *,
+    polarity: Polarity | None = None,
+    half_width: float = 0.0,
+) -> Detection:
+    """Read ``image`` at ``prior`` (the last good pose) when its grid lines are still where the prior
+    puts them, with the pose corrected on those lines; otherwise search the whole image as
+    :func:`detect` does (with ``prior``).
+
+    The confirmation needs no search: the grid's lines are located from cross-line profiles in the
+    canonical view (a fraction of the search's cost), so a board that stands still or drifts by a few
+    pixels is followed frame by frame. A confirmed pose keeps the prior's numbering up to
+    ``TRACK_HYSTERESIS_DEG`` beyond +-45 degrees, so that a board at 45 degrees is not renumbered from
+    frame to frame; the result then carries ``extra["tracked"] == 1``. ``polarity`` and ``half_width``
+    (in pitches) are those of the detection the prior came from, when known.
+
+    :raises DetectorError: when ``image`` is not an 8-bit grey or BGR image of a usable size.
+    """
+    t0 = time.perf_counter()
+    p = params or DEFAULT_PARAMS
+    im = _prepare_image(image)
+    h = homography_of(prior)
+    hw = half_width if half_width > 0 else DEFAULT_HALF_WIDTH
+    if polarity is None:
+        polarity = _polarity_at(im, h, pitch_of(prior), p)
+    sign = 1 if polarity == "light-lines" else -1
+    fit = _fit_lines(im.gray, h, pitch_of(prior), sign, hw, p)
+    if fit is not None and fit.seen >= TRACK_MIN_SEEN and fit.rms_offset <= TRACK_MAX_RMS_PX:
+        h2 = fit.h
+        pose = pose_from_homography(h2)
+        if not -45.0 - TRACK_HYSTERESIS_DEG < pose.angle_deg <= 45.0 + TRACK_HYSTERESIS_DEG:
+            h2, pose = _normalise_turn(h2)
+        det = read_at_pose(im, pose, polarity, hw, p, h=h2)
+        if det.line_contrast * sign > 0:
+            return replace(
+                det,
+                pose_source="detected",
+                processing_ms=_ms_since(t0),
+                extra={"half_width": hw, "tracked": 1.0, "track_rms_px": fit.rms_offset},
+            )
+    return _search(im, p, prior, t0)
+
+
+def _polarity_at(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> Polarity:
+    """Which way the grid's contrast goes at a known pose: lines lighter or darker than the squares."""
+    canon = _canonical(im.gray, h, pitch, p)
+    s, m = canon.px, canon.margin
+    on_line = float(np.median(canon.img[:, [m + k * s for k in range(4)]]))
+    off_line = float(np.median(canon.img[:, [m + int((k + 0.5) * s) for k in range(3)]]))
+    return "light-lines" if on_line > off_line else "dark-lines"
 
 
 #: refinements of a found pose on the grid lines (the cells' centres are found at half resolution).

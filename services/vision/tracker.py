@@ -15,7 +15,7 @@ import numpy as np
 
 from messages import BoardObservation, BoardPose
 
-from .detector import Detection, DetectorParams, detect, read_board
+from .detector import Detection, DetectorParams, Polarity, detect, read_board, track
 
 #: a frame read at the prior pose that sees no grid line at all this many times in a row: the board is
 #: gone (moved out of view or taken away), the prior is dropped.
@@ -67,6 +67,8 @@ class PoseTracker:
         self._candidate: BoardPose | None = None
         self._candidate_frames = 0
         self._blind_frames = 0
+        self._polarity: Polarity | None = None
+        self._half_width = 0.0
 
     def _near(self, a: BoardPose, b: BoardPose) -> bool:
         dist, gap = pose_distance(a, b)
@@ -74,10 +76,15 @@ class PoseTracker:
 
     def process(self, image: np.ndarray) -> Detection:
         """Detect in ``image`` with the last good pose as prior and apply the jump rule."""
-        det = detect(image, self.params, prior=self.pose)
+        if self.pose is None:
+            det = detect(image, self.params)
+        else:
+            # A steady board is confirmed on its lines at the last pose; the full search runs only when
+            # that fails (the board moved, something covers the lines).
+            det = track(image, self.pose, self.params, polarity=self._polarity, half_width=self._half_width)
         if det.pose_source == "detected" and det.pose is not None:
             if self.pose is None or self._near(det.pose, self.pose):
-                self._accept(det.pose)
+                self._accept(det.pose, det)
                 return det
             if self._candidate is not None and self._near(det.pose, self._candidate):
                 self._candidate_frames += 1
@@ -85,7 +92,7 @@ class PoseTracker:
                 self._candidate_frames = 1
             self._candidate = det.pose
             if self._candidate_frames >= self.jump_frames:
-                self._accept(det.pose)
+                self._accept(det.pose, det)
                 return det
             held = read_board(image, self.pose, self.params)
             return replace(held, problem="jump", processing_ms=det.processing_ms + held.processing_ms)
@@ -93,11 +100,14 @@ class PoseTracker:
             self._blind_frames = self._blind_frames + 1 if det.occlusion >= 1.0 else 0
             if self._blind_frames >= LOST_AFTER_FRAMES:
                 self.pose = None
+                self._polarity, self._half_width = None, 0.0
                 return replace(det, found=False, pose=None, squares=(), problem="no-board")
         return det
 
-    def _accept(self, pose: BoardPose) -> None:
+    def _accept(self, pose: BoardPose, det: Detection) -> None:
         self.pose = pose
+        self._polarity = det.polarity
+        self._half_width = det.extra.get("half_width", 0.0)
         self._candidate = None
         self._candidate_frames = 0
         self._blind_frames = 0
