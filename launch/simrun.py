@@ -65,6 +65,8 @@ RESTING_PHASES: Final = frozenset({"idle", "game-over"})
 #: a draw against perfect play; task 6 has the person move one of the device's pieces.
 DEFAULT_POLICY: Final = {4: "mistake:1", 5: "perfect", 6: "perfect"}
 DEFAULT_MISBEHAVE: Final = {4: (), 5: (), 6: ("move-device-piece",)}
+#: The simulated person's policy that reads the terminal (``sanzi sim --human you``).
+INTERACTIVE_POLICY: Final = "you"
 #: Misbehaviours that end in cheating (a device piece moved or removed) rather than an illegal move.
 CHEATS: Final = frozenset({"move-device-piece", "remove-device-piece"})
 #: Misbehaviours the referee reports as an illegal move.
@@ -998,12 +1000,17 @@ async def run_plans(
     plans: Sequence[TaskPlan],
     progress: Progress | None = None,
     on_state: Callable[[TaskPlan], StateHook | None] | None = None,
+    *,
+    fail_fast: bool = False,
 ) -> list[TaskResult]:
-    """Run ``plans`` in order; ``on_state(plan)`` may give a per-task state hook."""
+    """Run ``plans`` in order; ``on_state(plan)`` may give a per-task state hook. With ``fail_fast``
+    the first failed task ends the run (the tests: one clear failure, not six slow ones)."""
     results: list[TaskResult] = []
     for plan in plans:
         hook = on_state(plan) if on_state is not None else None
         results.append(await run_task(session, plan, progress, hook))
+        if fail_fast and not results[-1].verdict.ok:
+            break
     return results
 
 
@@ -1039,6 +1046,9 @@ def run_sim(
     :raises SimError: for bad options.
     """
     plans = plan_tasks(options, config)
+    if interactive_human:
+        # the person at the terminal decides what to do: the orchestrator must not set a policy
+        plans = [_replace(p, policy=INTERACTIVE_POLICY, misbehave=()) for p in plans]
     fresh_state(config)
     exclude = {"simhuman"} if interactive_human else set()
     files = stack_module.prepare(config, command="sim", exclude=exclude)
@@ -1083,7 +1093,10 @@ def start_interactive_human(files: stack_module.StackFiles) -> Any:
             "--config",
             str(files.config_file),
             "--set",
-            "simhuman.policy='you'",
+            f"simhuman.policy='{INTERACTIVE_POLICY}'",
+            # the terminal is for the board and the prompt, not for the log
+            "--set",
+            "log.level='warning'",
         ],
         cwd=stack_module.PROJECT_ROOT,
         env=env,

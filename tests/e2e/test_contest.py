@@ -40,7 +40,7 @@ async def test_contest_tasks_1_to_6(shared_sim: SimStack) -> None:
     restarts_before = shared_sim.restarts()
     plans = simrun.plan_tasks(SimOptions(seed=SEED, speed=SPEED), shared_sim.config)
     async with SimSession(shared_sim.config) as session:
-        results = await simrun.run_plans(session, plans, Progress(sys.stderr))
+        results = await simrun.run_plans(session, plans, Progress(sys.stderr), fail_fast=True)
     assert all(r.verdict.ok for r in results), table(results) + "\n" + shared_sim.where()
     # what each task must show, beyond the verdict
     by_task = {r.plan.task: r for r in results}
@@ -81,7 +81,9 @@ async def test_each_illegal_move_is_reported_and_the_game_continues(shared_sim: 
     ]
     illegal: set[str] = set()
     async with SimSession(shared_sim.config) as session:
-        results = await simrun.run_plans(session, plans, Progress(sys.stderr), _collector(illegal))
+        results = await simrun.run_plans(
+            session, plans, Progress(sys.stderr), _collector(illegal), fail_fast=True
+        )
     assert all(r.verdict.ok for r in results), table(results) + shared_sim.where()
     assert set(REPORTED_AS.values()) <= illegal, f"reported: {illegal} {shared_sim.where()}"
     game, cheat = results

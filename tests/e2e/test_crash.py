@@ -76,14 +76,14 @@ async def test_kill_each_process_during_a_game(crash_sim: SimStack) -> None:
 
     before = crash_sim.restarts()
     async with SimSession(crash_sim.config) as session:
-        results = await simrun.run_plans(session, plans, Progress(sys.stderr), hook)
+        results = await simrun.run_plans(session, plans, Progress(sys.stderr), hook, fail_fast=True)
     report = (
         table(results)
         + "\n"
         + "\n".join(f"{k.victim}: killed {k.killed_at or 'never'}" for k in killers.values())
     )
+    assert all(r.verdict.ok for r in results) and len(results) == len(plans), report + crash_sim.where()
     assert all(k.killed_at for k in killers.values()), report
-    assert all(r.verdict.ok for r in results), report + crash_sim.where()
     after = crash_sim.restarts()
     for victim in VICTIMS:
         assert after[victim] >= before[victim] + 1, f"{victim} was not restarted by supervisord {report}"
