@@ -132,12 +132,6 @@ def simulator_config(
     # {state} was expanded at load time with the old folder: rebase every path that used it.
     old_state = base.runtime.state_dir
     config = stack_module.merge(config, _rebase(config, old_state, str(state_dir)))
-    # The simulated person divides the button's hold time by the speed factor, but the panel's debounce
-    # is electrical and is not scaled: keep the scaled hold at least twice the debounce window so that
-    # every press counts at any speed.
-    min_press_s = 2.0 * config.led.debounce_ms / 1000.0 * float(speed)
-    if config.simhuman.press_s < min_press_s:
-        config = stack_module.merge(config, {"simhuman": {"press_s": min_press_s}})
     if extra:
         config = stack_module.merge(config, extra)
     if calibrate and not config.calibration.homography:
