@@ -148,3 +148,16 @@ async def test_bad_input_during_a_game(shared_sim: SimStack) -> None:
     # ... with its reason: each way of being broken shows up in the referee's log
     for reason in ("frame-count", "malformed-header", "malformed-body", "unknown-type"):
         assert shared_sim.count_in_logs(reason, ["referee"])["referee"] >= 1, reason
+
+
+def test_every_log_line_is_json(shared_sim: SimStack) -> None:
+    """Under supervisord every process writes JSON lines (SPEC 3: `sanzi logs` merges them), including
+    what the bus client logs about dropped messages during the tests above."""
+    offenders = {}
+    for name in shared_sim.stack.names:
+        path = shared_sim.files.log_file(name)
+        lines = path.read_text(errors="replace").splitlines() if path.exists() else []
+        bad = [line for line in lines if line.strip() and not line.startswith("{")]
+        if bad:
+            offenders[name] = f"{len(bad)} lines, e.g. {bad[0][:160]!r}"
+    assert not offenders, f"non-JSON log lines: {offenders} {shared_sim.where()}"
