@@ -1,9 +1,10 @@
 """A tiny, deliberately different drawing of a board: a second renderer for the detector's tests.
 
 It is not the simulator's camera (services/simcam): it draws straight in pixels with an affine board
-(no perspective), its own colours, line widths and pitches, round or cross-shaped black pieces, so that
-the detector is checked against two independent looks. Truth is exact: the board's centre and angle
-are the drawing's own parameters.
+(no perspective), its own colours, line widths and pitches, round or cross-shaped black pieces, flat
+discs with or without a rim, wood-grain boards, coloured supply trays, clutter on the table and objects
+that are not pieces (a fingertip, a pen, a sheet of paper), so that the detector is checked against two
+independent looks. Truth is exact: the board's centre and angle are the drawing's own parameters.
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ import cv2
 import numpy as np
 
 SUPERSAMPLE = 4
+#: clutter keeps this many pitches from the board's centre (clear of the board and its supply trays).
+CLUTTER_CLEARANCE = 4.2
+#: a colour: one grey level or a (B, G, R) triple.
+Colour = float | tuple[float, float, float]
 
 
 @dataclass(frozen=True)
@@ -24,11 +29,11 @@ class Scene:
     pitch_px: float = 60.0
     line_px: float = 4.0
     board: str = "........."
-    board_grey: int = 205
-    line_grey: int = 40
-    table_grey: int = 110
-    white_grey: int = 240
-    black_grey: int = 35
+    board_grey: Colour = 205
+    line_grey: Colour = 40
+    table_grey: Colour = 110
+    white_grey: Colour = 240
+    black_grey: Colour = 35
     piece_frac: float = 0.5
     #: pieces off the grid: (colour, x, y)
     supply: tuple[tuple[str, float, float], ...] = ()
@@ -42,6 +47,17 @@ class Scene:
     hand: tuple[float, float, float] | None = None
     #: offset of each piece from its square centre, in pitches (same for all, for "piece on a line").
     piece_offset: tuple[float, float] = (0.0, 0.0)
+    #: pieces drawn as flat discs with a rim this fraction of their radius wide (0: no rim).
+    rim: float = 0.0
+    #: wood grain on the board plate: stripe amplitude in grey levels (0: plain).
+    grain: float = 0.0
+    #: trays under the supply: (x, y, width, height, colour), drawn before the supply pieces.
+    trays: tuple[tuple[float, float, float, float, Colour], ...] = ()
+    #: random shapes on the table off the board (seeded by ``draw``'s seed).
+    clutter: int = 0
+    #: things that are not pieces, drawn last: (kind, x, y, size px, angle deg, colour); kind is
+    #: "finger" (an elongated ellipse), "pen" (a thin bar) or "sheet" (a square).
+    objects: tuple[tuple[str, float, float, float, float, Colour], ...] = ()
 
 
 def board_point(scene: Scene, dx: float, dy: float) -> tuple[float, float]:
@@ -56,21 +72,59 @@ def square_centre(scene: Scene, n: int) -> tuple[float, float]:
     return board_point(scene, (c - 1) * scene.pitch_px, (r - 1) * scene.pitch_px)
 
 
+def _bgr(c: Colour) -> tuple[float, float, float]:
+    if isinstance(c, tuple):
+        return (float(c[0]), float(c[1]), float(c[2]))
+    return (float(c), float(c), float(c))
+
+
+def _scale(c: Colour, k: float) -> tuple[float, float, float]:
+    b, g, r = _bgr(c)
+    return (b * k, g * k, r * k)
+
+
 def draw(scene: Scene, seed: int = 0) -> np.ndarray:
     """The scene as a 640x480 BGR image."""
     rng = np.random.default_rng(seed)
     w, h = 640, 480
     ss = SUPERSAMPLE
-    img = np.full((h * ss, w * ss), scene.table_grey, np.float32)
+    img = np.empty((h * ss, w * ss, 3), np.float32)
+    img[:] = _bgr(scene.table_grey)
 
     def pts(points: list[tuple[float, float]]) -> np.ndarray:
         return (np.array(points) * ss * 16).round().astype(np.int32).reshape(-1, 1, 2)
+
+    def ipt(x: float, y: float) -> tuple[int, int]:
+        return (int(x * ss), int(y * ss))
+
+    for _ in range(scene.clutter):
+        # Table clutter: boxes and blobs of random colours, kept off the board's area.
+        for _attempt in range(20):
+            x, y = rng.uniform(0, w), rng.uniform(0, h)
+            if math.hypot(x - scene.center[0], y - scene.center[1]) > CLUTTER_CLEARANCE * scene.pitch_px:
+                break
+        col = tuple(float(v) for v in rng.uniform(0, 255, 3))
+        size = rng.uniform(0.3, 1.2) * scene.pitch_px
+        if rng.random() < 0.5:
+            cv2.circle(img, ipt(x, y), int(size / 2 * ss), col, -1, cv2.LINE_AA)
+        else:
+            box = cv2.boxPoints(((x, y), (size, size * rng.uniform(0.3, 1.0)), rng.uniform(0, 180)))
+            cv2.fillPoly(img, [pts([tuple(p) for p in box])], col, cv2.LINE_AA, 4)
 
     p = scene.pitch_px
     margin = 0.25 * p
     half = 1.5 * p + margin
     plate = [board_point(scene, sx * half, sy * half) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
-    cv2.fillPoly(img, [pts(plate)], scene.board_grey, cv2.LINE_AA, 4)
+    cv2.fillPoly(img, [pts(plate)], _bgr(scene.board_grey), cv2.LINE_AA, 4)
+    if scene.grain:
+        # Wood grain along the board's x axis: low-frequency stripes inside the plate.
+        mask = np.zeros(img.shape[:2], np.uint8)
+        cv2.fillPoly(mask, [pts(plate)], 255, cv2.LINE_AA, 4)
+        yy, xx = np.mgrid[0 : h * ss, 0 : w * ss].astype(np.float32) / ss
+        a = math.radians(scene.angle_deg)
+        v = (xx - scene.center[0]) * math.sin(a) + (yy - scene.center[1]) * math.cos(a)
+        stripes = scene.grain * np.sin(v / (0.09 * p) + 2.0 * np.sin(v / (0.7 * p)))
+        img += (stripes * (mask / 255.0))[..., None]
     lw = scene.line_px / 2
     for k in range(4):
         off = (k - 1.5) * p
@@ -90,8 +144,16 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
                     (off - lw, 1.5 * p + lw),
                 ]
             cv2.fillPoly(
-                img, [pts([board_point(scene, x, y) for x, y in quad])], scene.line_grey, cv2.LINE_AA, 4
+                img, [pts([board_point(scene, x, y) for x, y in quad])], _bgr(scene.line_grey), cv2.LINE_AA, 4
             )
+    for tx, ty, tw, th, tcol in scene.trays:
+        box = [
+            (tx - tw / 2, ty - th / 2),
+            (tx + tw / 2, ty - th / 2),
+            (tx + tw / 2, ty + th / 2),
+            (tx - tw / 2, ty + th / 2),
+        ]
+        cv2.fillPoly(img, [pts(box)], _bgr(tcol), cv2.LINE_AA, 4)
     pieces: list[tuple[str, float, float]] = []
     for n, ch in enumerate(scene.board, start=1):
         if ch in "XO":
@@ -102,37 +164,58 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
             pieces.append(("black" if ch == "X" else "white", x, y))
     pieces += list(scene.supply)
     rad = scene.piece_frac * p / 2
-    for _colour, x, y in pieces:
-        if scene.shadow:
-            cv2.circle(
-                img,
-                (int((x + 3) * ss), int((y + 4) * ss)),
-                int(rad * ss),
-                scene.board_grey * 0.6,
-                -1,
-                cv2.LINE_AA,
-            )
+    if scene.shadow:
+        for _colour, x, y in pieces:
+            shade = _scale(scene.board_grey, 0.6)
+            cv2.circle(img, ipt(x + 3, y + 4), int(rad * ss), shade, -1, cv2.LINE_AA)
     for colour, x, y in pieces:
-        grey = scene.black_grey if colour == "black" else scene.white_grey
-        centre = (int(x * ss), int(y * ss))
+        col = scene.black_grey if colour == "black" else scene.white_grey
         if colour == "black" and scene.crosses:
             arm = rad * 0.9
             t = rad * 0.35
             for ang in (45.0, -45.0):
                 a = math.radians(ang)
                 dx, dy = math.cos(a) * arm, math.sin(a) * arm
-                cv2.line(
-                    img,
-                    (int((x - dx) * ss), int((y - dy) * ss)),
-                    (int((x + dx) * ss), int((y + dy) * ss)),
-                    grey,
-                    int(2 * t * ss),
-                )
+                cv2.line(img, ipt(x - dx, y - dy), ipt(x + dx, y + dy), _bgr(col), int(2 * t * ss))
         else:
-            cv2.circle(img, centre, int(rad * ss), grey, -1, cv2.LINE_AA)
+            cv2.circle(img, ipt(x, y), int(rad * ss), _bgr(col), -1, cv2.LINE_AA)
+            if scene.rim:
+                # A raised rim: a ring a little darker than the disc's face (lighter on a black disc).
+                k = 0.8 if colour == "white" else 1.6
+                rim_col = tuple(min(255.0, v * k + (25 if colour == "black" else 0)) for v in _bgr(col))
+                cv2.circle(
+                    img,
+                    ipt(x, y),
+                    int(rad * (1 - scene.rim / 2) * ss),
+                    rim_col,
+                    max(1, int(rad * scene.rim * ss)),
+                    cv2.LINE_AA,
+                )
         if scene.glare:
-            gx, gy = int((x - rad * 0.35) * ss), int((y - rad * 0.35) * ss)
-            cv2.circle(img, (gx, gy), int(rad * 0.28 * ss), 255, -1, cv2.LINE_AA)
+            cv2.circle(
+                img, ipt(x - rad * 0.35, y - rad * 0.35), int(rad * 0.28 * ss), _bgr(255), -1, cv2.LINE_AA
+            )
+    for kind, ox, oy, size, ang, ocol in scene.objects:
+        if kind == "finger":
+            cv2.ellipse(
+                img,
+                ipt(ox, oy),
+                (int(size / 2 * ss), int(size / 5 * ss)),
+                -ang,
+                0,
+                360,
+                _bgr(ocol),
+                -1,
+                cv2.LINE_AA,
+            )
+        elif kind == "pen":
+            box = cv2.boxPoints(((ox, oy), (size, max(2.0, size / 10)), -ang))
+            cv2.fillPoly(img, [pts([tuple(q) for q in box])], _bgr(ocol), cv2.LINE_AA, 4)
+        elif kind == "sheet":
+            box = cv2.boxPoints(((ox, oy), (size, size), -ang))
+            cv2.fillPoly(img, [pts([tuple(q) for q in box])], _bgr(ocol), cv2.LINE_AA, 4)
+        else:
+            raise ValueError(f"unknown object kind {kind!r}")
     if scene.hand is not None:
         hx, hy, from_deg = scene.hand
         a = math.radians(from_deg)
@@ -147,24 +230,14 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
             (hx - vx * width / 2 + ux * far, hy - vy * width / 2 + uy * far),
             (hx + vx * width / 2 + ux * far, hy + vy * width / 2 + uy * far),
         ]
-        cv2.fillPoly(img, [pts(arm)], 170.0, cv2.LINE_AA, 4)
-        cv2.ellipse(
-            img,
-            (int(hx * ss), int(hy * ss)),
-            (int(width / 2 * ss), int(width / 2 * ss)),
-            0,
-            0,
-            360,
-            170.0,
-            -1,
-        )
+        cv2.fillPoly(img, [pts(arm)], _bgr(170.0), cv2.LINE_AA, 4)
+        cv2.ellipse(img, ipt(hx, hy), (int(width / 2 * ss), int(width / 2 * ss)), 0, 0, 360, _bgr(170.0), -1)
     img = cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA)
     if scene.gradient:
-        ramp = np.linspace(1.0 - scene.gradient, 1.0, w, dtype=np.float32)[None, :]
+        ramp = np.linspace(1.0 - scene.gradient, 1.0, w, dtype=np.float32)[None, :, None]
         img = img * ramp
     if scene.blur:
         img = cv2.GaussianBlur(img, (0, 0), scene.blur)
     if scene.noise:
         img = img + rng.normal(0.0, scene.noise, img.shape).astype(np.float32)
-    grey = np.clip(img, 0, 255).astype(np.uint8)
-    return cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR)
+    return np.clip(img, 0, 255).astype(np.uint8)

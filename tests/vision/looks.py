@@ -1,0 +1,94 @@
+"""Random looks for the independent drawing (tests/vision/synth.py): wood, painted and dark plates,
+thick and thin lines, discs with and without a rim, crosses, coloured supply trays, clutter."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .synth import Scene, board_point
+
+
+def _jitter(rng: np.random.Generator, bgr: tuple[float, float, float], amount: float) -> tuple[float, ...]:
+    return tuple(float(np.clip(v + rng.uniform(-amount, amount), 0, 255)) for v in bgr)
+
+
+def random_board(rng: np.random.Generator) -> str:
+    cells = ["."] * 9
+    order = rng.permutation(9)
+    nx, no = int(rng.integers(0, 6)), int(rng.integers(0, 5))
+    for i in order[:nx]:
+        cells[i] = "X"
+    for i in order[nx : nx + no]:
+        cells[i] = "O"
+    return "".join(cells)
+
+
+def random_scene(rng: np.random.Generator, angle_deg: float | None = None) -> Scene:
+    """One seeded look: a board, its pieces, its supply in trays beside it, the table around."""
+    kind = rng.choice(["wood", "painted", "dark"])
+    if kind == "wood":
+        board = _jitter(rng, (95.0, 150.0, 200.0), 20)  # BGR: warm, light wood
+        line = _jitter(rng, (30.0, 45.0, 70.0), 15)
+        grain = float(rng.uniform(3, 10))
+    elif kind == "painted":
+        board = _jitter(rng, tuple(float(v) for v in rng.uniform(150, 235, 3)), 0)
+        line = _jitter(rng, (40.0, 40.0, 40.0), 25)
+        grain = 0.0
+    else:  # like the real photos: a dark plate with light lines
+        board = _jitter(rng, (110.0, 85.0, 70.0), 20)
+        line = _jitter(rng, (225.0, 215.0, 220.0), 15)
+        grain = 0.0
+    table = tuple(float(v) for v in rng.uniform(40, 200, 3))
+    pitch = float(rng.uniform(40, 72))
+    angle = float(rng.uniform(-44.0, 44.0)) if angle_deg is None else angle_deg
+    centre = (320 + float(rng.uniform(-70, 70)), 240 + float(rng.uniform(-40, 40)))
+    scene = Scene(
+        center=centre,
+        angle_deg=angle,
+        pitch_px=pitch,
+        line_px=float(rng.uniform(0.04, 0.16) * pitch),
+        board=random_board(rng),
+        board_grey=board,
+        line_grey=line,
+        table_grey=table,
+        white_grey=_jitter(rng, (238.0, 238.0, 235.0), 12),
+        black_grey=_jitter(rng, (30.0, 30.0, 32.0), 12),
+        piece_frac=float(rng.uniform(0.45, 0.62)),
+        gradient=float(rng.uniform(0, 0.35)),
+        noise=float(rng.uniform(0, 5)),
+        blur=float(rng.uniform(0, 1.2)),
+        glare=bool(rng.random() < 0.3),
+        crosses=bool(rng.random() < 0.4),
+        rim=float(rng.uniform(0.15, 0.3)) if rng.random() < 0.5 else 0.0,
+        grain=grain,
+        clutter=int(rng.integers(0, 5)),
+    )
+    return with_supply(scene, rng)
+
+
+def with_supply(scene: Scene, rng: np.random.Generator) -> Scene:
+    """The unused pieces (5 of each colour in all) in two coloured trays beside the board."""
+    from dataclasses import replace
+
+    p = scene.pitch_px
+    blacks = 5 - scene.board.count("X")
+    whites = 5 - scene.board.count("O")
+    supply: list[tuple[str, float, float]] = []
+    trays = []
+    tray_colour = tuple(float(v) for v in rng.uniform(60, 220, 3))
+    for side, colour, count in ((-1, "black", blacks), (1, "white", whites)):
+        # A column along the board's y axis, a pitch and a half beyond its edge.
+        cx, cy = board_point(scene, side * 2.45 * p, 0.0)
+        # Slots a little more than a piece apart (pieces in a column do not touch).
+        spacing = (scene.piece_frac + 0.15) * p
+        trays.append((cx, cy, 1.0 * p, 5.2 * spacing, tray_colour))
+        for i in range(count):
+            dy = (i - 2) * spacing
+            x, y = (
+                cx + dy * math.sin(math.radians(scene.angle_deg)),
+                cy + dy * math.cos(math.radians(scene.angle_deg)),
+            )
+            supply.append((colour, x, y))
+    return replace(scene, supply=tuple(supply), trays=tuple(trays) if rng.random() < 0.6 else ())
