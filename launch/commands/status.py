@@ -21,6 +21,7 @@ from services.common import config as config_module
 
 from .. import stack as stack_module
 from .. import supervisor as sv
+from ..processes import PROCESSES
 from ..stack import ProcessStatus
 
 #: How long to listen for heartbeats: a bit more than one period, so every live process is heard once.
@@ -67,13 +68,14 @@ def build_status(
     now_ns: int,
     log_errors: dict[str, str],
 ) -> list[ProcessStatus]:
-    """One :class:`ProcessStatus` per supervisord program, in supervisord's order.
+    """One :class:`ProcessStatus` per supervisord program, in the registry's order.
 
     ``heartbeats`` maps a process to (its last Heartbeat, the header's mono_ns); ``now_ns`` is
     ``time.monotonic_ns()`` on the same machine.
     """
     rows: list[ProcessStatus] = []
-    for info in infos:
+    order = {p.name: i for i, p in enumerate(PROCESSES)}  # the registry's order: the data flow
+    for info in sorted(infos, key=lambda i: order.get(i["name"], len(order))):
         name = info["name"]
         running = info["statename"] == "RUNNING"
         beat = heartbeats.get(name)
