@@ -91,7 +91,7 @@ class DetectorParams:
     min_cells: int = 4
     #: canonical view resolution: pixels per square, clamped to this range around the image pitch.
     canonical_min_px: int = 20
-    canonical_max_px: int = 64
+    canonical_max_px: int = 40
     #: a square's piece disc and background ring, as fractions of the pitch from its centre.
     piece_radius: float = 0.30
     ring_margin: float = 0.05

@@ -18,6 +18,7 @@ import numpy as np
 SUPERSAMPLE = 4
 #: clutter keeps this many pitches from the board's centre (clear of the board and its supply trays).
 CLUTTER_CLEARANCE = 4.2
+CLUTTER_ATTEMPTS = 20
 #: a colour: one grey level or a (B, G, R) triple.
 Colour = float | tuple[float, float, float]
 
@@ -51,7 +52,8 @@ class Scene:
     rim: float = 0.0
     #: wood grain on the board plate: stripe amplitude in grey levels (0: plain).
     grain: float = 0.0
-    #: trays under the supply: (x, y, width, height, colour), drawn before the supply pieces.
+    #: trays under the supply: (x, y, width, height, colour) turned with the board, drawn before the
+    #: supply pieces.
     trays: tuple[tuple[float, float, float, float, Colour], ...] = ()
     #: random shapes on the table off the board (seeded by ``draw``'s seed).
     clutter: int = 0
@@ -99,10 +101,12 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
 
     for _ in range(scene.clutter):
         # Table clutter: boxes and blobs of random colours, kept off the board's area.
-        for _attempt in range(20):
+        for _attempt in range(CLUTTER_ATTEMPTS):
             x, y = rng.uniform(0, w), rng.uniform(0, h)
             if math.hypot(x - scene.center[0], y - scene.center[1]) > CLUTTER_CLEARANCE * scene.pitch_px:
                 break
+        else:
+            continue  # no free place on this table: no clutter here
         col = tuple(float(v) for v in rng.uniform(0, 255, 3))
         size = rng.uniform(0.3, 1.2) * scene.pitch_px
         if rng.random() < 0.5:
@@ -147,13 +151,9 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
                 img, [pts([board_point(scene, x, y) for x, y in quad])], _bgr(scene.line_grey), cv2.LINE_AA, 4
             )
     for tx, ty, tw, th, tcol in scene.trays:
-        box = [
-            (tx - tw / 2, ty - th / 2),
-            (tx + tw / 2, ty - th / 2),
-            (tx + tw / 2, ty + th / 2),
-            (tx - tw / 2, ty + th / 2),
-        ]
-        cv2.fillPoly(img, [pts(box)], _bgr(tcol), cv2.LINE_AA, 4)
+        # A tray lies square to the board: width along the board's x axis, height along its y axis.
+        box = cv2.boxPoints(((tx, ty), (tw, th), -scene.angle_deg))
+        cv2.fillPoly(img, [pts([tuple(q) for q in box])], _bgr(tcol), cv2.LINE_AA, 4)
     pieces: list[tuple[str, float, float]] = []
     for n, ch in enumerate(scene.board, start=1):
         if ch in "XO":
