@@ -20,7 +20,15 @@ import messages
 from launch import recording, simrun
 from launch.processes import PROCESSES
 from launch.simrun import Progress, SimOptions, SimSession
-from messages import ActuatorCommand, BoardObservation, ButtonPress, GameState, MoveReply, MoveRequest
+from messages import (
+    ActuatorCommand,
+    BoardObservation,
+    ButtonPress,
+    GameState,
+    Heartbeat,
+    MoveReply,
+    MoveRequest,
+)
 from services.bus.client import Publisher, Subscriber
 
 from .conftest import SEED, SPEED, short_runtime, sim_stack, table
@@ -132,9 +140,10 @@ async def _replay(sim: Any, path: Path, game_id: str) -> tuple[list[tuple[Any, .
     # replay: shift them by the distance between the recording and now, as a mocked clock would.
     records = retimed(records, time.monotonic_ns() - records[0].recv_ns)
     async with SimSession(sim.config) as session:
-        out = Subscriber(session.ctx, sim.config.bus, list(DECISIONS), name="replay-check")
+        out = Subscriber(session.ctx, sim.config.bus, [*DECISIONS, "sys.heartbeat"], name="replay-check")
         publisher = Publisher(session.ctx, sim.config.bus, "replay")
         publisher.open()
+        await connected(publisher, out)
         decisions: list[tuple[Any, ...]] = []
         final: GameState | None = None
         replay = asyncio.create_task(recording.replay_into(records, publisher, rate=1.0))
@@ -160,6 +169,22 @@ async def _replay(sim: Any, path: Path, game_id: str) -> tuple[list[tuple[Any, .
             out.close()
             publisher.close()
     return first_occurrences(decisions), final
+
+
+async def connected(publisher: Publisher, out: Subscriber, timeout: float = 10.0) -> None:
+    """Publish a probe heartbeat until ``out`` receives it: then the replay's first records and the
+    referee's first decisions cannot be lost to the PUB/SUB slow-joiner."""
+    deadline = time.monotonic() + timeout
+    seq = 0
+    while time.monotonic() < deadline:
+        seq += 1
+        await publisher.publish("sys.heartbeat", Heartbeat(process="replay-probe", pid=0, seq=seq))
+        env = await out.recv(timeout=0.05)
+        while env is not None:
+            if env.header.source == "replay":
+                return
+            env = await out.recv(timeout=0.001)
+    raise TimeoutError("the replay's publisher or checker did not connect to the bus")
 
 
 async def _still_moving(session: SimSession) -> bool:
