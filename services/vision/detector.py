@@ -671,7 +671,7 @@ def _canonical(
 #: margin of the canonical view around the grid, in squares (so the outer lines are sampled whole).
 CANON_MARGIN: Final = 0.35
 #: line samples per square side, spread over the middle of the side (corners are crossings).
-LINE_SAMPLES: Final = 6
+LINE_SAMPLES: Final = 10
 
 
 @lru_cache(maxsize=64)
@@ -734,8 +734,10 @@ def _line_contrast(canon: _Canon, sign: int, half_width: float) -> tuple[np.ndar
 
 
 @lru_cache(maxsize=64)
-def _square_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, np.ndarray]:
-    """Boolean masks (s, s) of one square's background ring and piece disc."""
+def _square_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, ...]:
+    """One square's masks (s, s): background ring, piece disc and the inside (everything within the
+    ring's outer edge); and, over the inside's pixels, where the ring and the disc are and each pixel's
+    offset from the centre in pitches (dx, dy)."""
     yy, xx = np.mgrid[0:s, 0:s].astype(np.float32)
     dx = (xx + 0.5) / s - 0.5
     dy = (yy + 0.5) / s - 0.5
@@ -745,13 +747,15 @@ def _square_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np
     ring_in = ring_out - params.ring_width
     ring = (cheb <= ring_out) & (cheb >= ring_in)
     disc = rad <= min(params.piece_radius, ring_in)
-    return ring, disc
+    inside = cheb <= ring_out
+    return ring, disc, inside, ring[inside], disc[inside], dx[inside], dy[inside]
 
 
 def _read_squares(
     canon: _Canon, half_width: float, line_level: np.ndarray, params: DetectorParams
-) -> list[tuple[str, float, float, float]]:
-    """(state, confidence, piece fill, lightness) of every square.
+) -> list[tuple[str, float, float, float, str]]:
+    """(state, confidence, piece fill, lightness, foreign) of every square; ``foreign`` is "" or why
+    something that is not a piece is in the square (see :func:`_foreign`).
 
     *Whether* a piece is there: the fraction of the square's central disc whose colour differs clearly
     from the square's own background (the median colour of the ring of board just inside its lines).
@@ -761,22 +765,24 @@ def _read_squares(
     Glare spots on a black piece and shading on a white one are minorities of the disc.
     """
     s, m = canon.px, canon.margin
-    ring, disc = _square_masks(s, round(half_width, 3), params)
-    grey = _squares_of(canon.img, s, m)
-    colour = _squares_of(canon.colour, s, m) if canon.colour is not None else grey[..., None]
-    bg_grey = np.median(grey[:, ring], axis=1)  # (9,)
+    _ring, _disc, inside, ring_i, disc_i, dx_i, dy_i = _square_masks(s, round(half_width, 3), params)
+    grey_sq = _squares_of(canon.img, s, m)
+    grey = grey_sq[:, inside]  # (9, P): the inside of each square
+    colour = _squares_of(canon.colour, s, m)[:, inside] if canon.colour is not None else None
+    bg_grey = np.median(grey[:, ring_i], axis=1)  # (9,)
     contrast = np.abs(line_level - bg_grey)  # (9,) the grid's own contrast around each square
     # How much bare board varies (noise, texture, glow of the lines): pooled over the nine rings, robust
     # to the few a piece reaches into. A pixel differs from its background beyond k times that.
-    ring_dev = np.abs(grey[:, ring] - bg_grey[:, None])
+    ring_dev = np.abs(grey[:, ring_i] - bg_grey[:, None])
     vary = MAD_TO_SIGMA * float(np.median(ring_dev))
     t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
-    differs = np.abs(grey[:, disc] - bg_grey[:, None]) > t_grey[:, None]
-    if colour.shape[-1] == 3:
+    differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
+    bg_chroma = np.zeros((9, 2), np.float32)
+    if colour is not None:
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
         chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
-        bg_chroma = np.median(chroma[:, ring], axis=1)
-        ring_cdev = np.linalg.norm(chroma[:, ring] - bg_chroma[:, None, :], axis=2)
+        bg_chroma = np.median(chroma[:, ring_i], axis=1)
+        ring_cdev = np.linalg.norm(chroma[:, ring_i] - bg_chroma[:, None, :], axis=2)
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
@@ -784,23 +790,86 @@ def _read_squares(
             CHROMA_TAIL_TO_SIGMA * float(np.percentile(ring_cdev, 90)),
         )
         t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
-        dev_chroma = np.linalg.norm(chroma[:, disc] - bg_chroma[:, None, :], axis=2)
+        dev_chroma = np.linalg.norm(chroma - bg_chroma[:, None, :], axis=2)
         differs |= dev_chroma > t_chroma[:, None]
-    fill = differs.mean(axis=1)
+    fill = differs[:, disc_i].mean(axis=1)
     dark_ref = np.minimum(line_level, bg_grey)
-    t = (np.median(grey[:, disc], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
-    out: list[tuple[str, float, float, float]] = []
+    t = (np.median(grey[:, disc_i], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
+    foreign = _foreign(differs, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
+    out: list[tuple[str, float, float, float, str]] = []
     f0 = params.piece_min_fill
-    for f, tone in zip(fill.tolist(), t.tolist(), strict=True):
-        if f < f0:
-            out.append(("empty", 1.0 - 0.5 * f / f0, f, tone))
+    for f, tone, why in zip(fill.tolist(), t.tolist(), foreign, strict=True):
+        if f < f0 and not why:
+            out.append(("empty", 1.0 - 0.5 * f / f0, f, tone, ""))
             continue
         presence = min(1.0, (f - f0) / f0)
         # How far the tone is from the middle of the scale, 0.5 away is certain.
         certainty = min(1.0, abs(tone - 0.5) / 0.3)
         conf = 0.5 + 0.5 * min(presence, certainty)
-        out.append(("black" if tone < 0.5 else "white", conf, f, tone))
+        out.append(("black" if tone < 0.5 else "white", conf, f, tone, why))
     return out
+
+
+def _foreign(
+    differs: np.ndarray,
+    ring_i: np.ndarray,
+    dx: np.ndarray,
+    dy: np.ndarray,
+    bg_grey: np.ndarray,
+    bg_chroma: np.ndarray,
+    contrast: np.ndarray,
+) -> list[str]:
+    """For each square, "" or why what lies in it is not a piece (a fingertip, a pen, a sheet, a hand
+    that leaves the lines visible): the pixels that differ from the square's background
+
+    - cover much of the ring of board just inside the lines ("reaches-lines": a piece, even off-centre,
+      stays clear of most of it; something coming in from outside crosses it);
+    - are elongated ("elongated": a disc or a cross is as wide as it is long, a finger or a pen is not);
+    - or the background itself is not the board's ("background": something flat covers the whole
+      square), judged against a plane through the nine squares' backgrounds (lighting gradients are
+      smooth) on the grid's own contrast scale.
+    """
+    n = differs.shape[0]
+    why = [""] * n
+    ring_cover = differs[:, ring_i].mean(axis=1)
+    # Shape from the part inside the ring: the glow of thick lines and the edges of shadows along the
+    # border make thin strips there that are no object.
+    w = (differs & ~ring_i).astype(np.float32)
+    mass = w.sum(axis=1)
+    mx = (w @ dx) / np.maximum(mass, 1.0)
+    my = (w @ dy) / np.maximum(mass, 1.0)
+    sxx = (w @ (dx * dx)) / np.maximum(mass, 1.0) - mx * mx
+    syy = (w @ (dy * dy)) / np.maximum(mass, 1.0) - my * my
+    sxy = (w @ (dx * dy)) / np.maximum(mass, 1.0) - mx * my
+    half_tr = (sxx + syy) / 2.0
+    root = np.sqrt(np.maximum(half_tr**2 - (sxx * syy - sxy**2), 0.0))
+    elong = np.sqrt((half_tr + root) / np.maximum(half_tr - root, 1e-6))
+    enough = mass >= FOREIGN_MIN_AREA * differs.shape[1]
+    # Background against a plane through the nine squares' backgrounds (grey and both chroma axes).
+    cols, rows = np.arange(n) % 3 - 1.0, np.arange(n) // 3 - 1.0
+    design = np.stack([np.ones(n), cols, rows], axis=1)
+    bgs = np.column_stack([bg_grey, bg_chroma]).astype(np.float64)
+    coef, *_ = np.linalg.lstsq(design, bgs, rcond=None)
+    resid = np.linalg.norm(bgs - design @ coef, axis=1)
+    scale = float(np.median(contrast))
+    for k in range(n):
+        if enough[k] and ring_cover[k] > FOREIGN_RING_COVER:
+            why[k] = "reaches-lines"
+        elif enough[k] and elong[k] > FOREIGN_ELONGATION:
+            why[k] = "elongated"
+        elif resid[k] > FOREIGN_BACKGROUND_FRAC * scale:
+            why[k] = "background"
+    return why
+
+
+#: differing pixels below this share of a square's inside are noise, not an object.
+FOREIGN_MIN_AREA: Final = 0.08
+#: share of the ring that a piece never covers (the ring lies outside any piece on its square).
+FOREIGN_RING_COVER: Final = 0.55
+#: length to width (sqrt of the principal second moments) beyond which a blob is not a piece.
+FOREIGN_ELONGATION: Final = 2.2
+#: a square's background this far (in grid contrasts) off the plane of the others is covered.
+FOREIGN_BACKGROUND_FRAC: Final = 0.5
 
 
 #: median absolute deviation to standard deviation (Gaussian).
@@ -1088,7 +1157,7 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         pose_source="detected",
         cells=len(lat.centers),
         processing_ms=_ms_since(t0),
-        extra={"half_width": half_width, "tracked": 0.0},
+        extra={**det.extra, "half_width": half_width, "tracked": 0.0},
     )
 
 
@@ -1142,7 +1211,7 @@ def track(
                 det,
                 pose_source="detected",
                 processing_ms=_ms_since(t0),
-                extra={"half_width": hw, "tracked": 1.0, "track_rms_px": fit.rms_offset},
+                extra={**det.extra, "half_width": hw, "tracked": 1.0, "track_rms_px": fit.rms_offset},
             )
     return _search(im, p, prior, t0)
 
@@ -1220,14 +1289,19 @@ def read_at_pose(
         np.add.at(total, sq[ok], 1)
         np.add.at(hidden, sq[ok], (~seen[ok]).astype(float))
     hidden_frac = hidden / np.maximum(total, 1)
+    # A sample is covered when its line is not seen *and* the line's own grey is not there: two white
+    # pieces on both sides of a light line take its contrast, not its grey.
+    line_grey = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
+    covered = ~seen & (np.abs(peaks - line_grey) > COVER_LEVEL_FRAC * max(typical, 1e-3))
+    crossed = _crossed_squares(~covered, owners)
     line_level = _line_levels(peaks, owners, seen)
     readings = _read_squares(canon, half_width, line_level, params)
     centres = _apply_h(np.linalg.inv(h), SQUARE_CENTRES)
     squares: list[SquareReading] = []
     any_low = False
     for n in range(9):
-        state, conf, fill, tone = readings[n]
-        occl = bool(hidden_frac[n] > params.square_occluded_frac)
+        state, conf, fill, tone, foreign = readings[n]
+        occl = bool(hidden_frac[n] > params.square_occluded_frac) or bool(foreign) or bool(crossed[n])
         if occl:
             state, conf = "unknown", 0.0
         elif conf < params.min_confidence:
@@ -1245,6 +1319,9 @@ def read_at_pose(
             )
         )
     occluded = occlusion > params.frame_occluded_frac or any(s.occluded for s in squares)
+    # Why squares are covered, for the annotation and for study: not-a-piece inside, line crossed.
+    why = {f"foreign_{r[4]}": float(sum(x[4] == r[4] for x in readings)) for r in readings if r[4]}
+    why["crossed"] = float(crossed.sum())
     supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params, im.bgr)
     problem = "occluded" if occluded else ("low-confidence" if any_low else "")
     return Detection(
@@ -1258,7 +1335,32 @@ def read_at_pose(
         pitch_px=pitch,
         problem=problem,
         line_contrast=float(sign * typical),
+        extra=why,
     )
+
+
+def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:
+    """Squares (9 booleans) beside a line hidden over a stretch as long as a finger is wide
+    (``HIDDEN_RUN_SAMPLES`` consecutive samples within one square's side): something lies across the
+    line. A piece inside its square never hides its lines (the contrast is taken on the side where the
+    line stands out), so short covered stretches are what a fingertip, a hand's edge or a piece put down
+    across a line leave."""
+    # Samples are laid out as (line, square along it, position, vertical/horizontal): see _line_sampling.
+    hidden = ~seen.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)
+    run = HIDDEN_RUN_SAMPLES
+    windows = np.stack([hidden[:, :, i : i + run, :].all(axis=2) for i in range(LINE_SAMPLES - run + 1)])
+    hit = windows.any(axis=0)  # (line, square along, orientation)
+    own = owners.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2, 2)[:, :, 0, :, :]
+    crossed = np.zeros(9, bool)
+    marked = own[hit].ravel()
+    crossed[marked[marked >= 0]] = True
+    return crossed
+
+
+#: a hidden line sample counts as covered when its grey is this far (in line contrasts) from the lines'.
+COVER_LEVEL_FRAC: Final = 0.35
+#: consecutive hidden line samples (0.07 pitch apart) that make a covered stretch (about a finger's width).
+HIDDEN_RUN_SAMPLES: Final = 4
 
 
 def _line_levels(peaks: np.ndarray, owners: np.ndarray, seen: np.ndarray) -> np.ndarray:
