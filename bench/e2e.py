@@ -92,7 +92,7 @@ async def bus_round_trip(config: Any, n: int = ROUND_TRIPS) -> list[float]:
     finally:
         sub.close()
         pub.close()
-        ctx.term()
+        ctx.destroy(linger=0)
     return out
 
 

@@ -633,7 +633,9 @@ class SimSession:
     def close(self) -> None:
         self.sub.close()
         self.pub.close()
-        self.ctx.term()
+        # destroy, not term: a socket a caller made on this context and left open (a test that failed
+        # half-way) must not hang the exit, which would leave the stack running.
+        self.ctx.destroy(linger=0)
 
     async def __aenter__(self) -> SimSession:
         return self

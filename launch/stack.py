@@ -438,7 +438,7 @@ async def wait_heartbeats(
                 heard[env.message.process] = env.message
     finally:
         sub.close()
-        ctx.term()
+        ctx.destroy(linger=0)
     return heard
 
 
@@ -457,5 +457,5 @@ async def listen_heartbeats(config: Any, duration_s: float) -> dict[str, tuple[A
                 heard[env.message.process] = (env.message, env.header.mono_ns)
     finally:
         sub.close()
-        ctx.term()
+        ctx.destroy(linger=0)
     return heard

@@ -164,7 +164,7 @@ async def _bus_view(config: Any) -> tuple[dict[str, tuple[Any, int]], dict[str, 
         heartbeats = await stack_module.listen_heartbeats(config, listen)
         env = await snapshot_task
     finally:
-        ctx.term()
+        ctx.destroy(linger=0)
     return heartbeats, (to_builtins(env.message) if env is not None else None)
 
 

@@ -130,11 +130,13 @@ async def test_bad_input_during_a_game(shared_sim: SimStack) -> None:
             if task is None:
                 task = asyncio.create_task(flood())
 
-        result = await simrun.run_task(session, plan, Progress(sys.stderr), start_flood)
-        assert task is not None, "the game never started"
-        await asyncio.wait_for(done.wait(), timeout=60)
-        await task
-        fuzzer.close()
+        try:
+            result = await simrun.run_task(session, plan, Progress(sys.stderr), start_flood)
+            assert task is not None, "the game never started"
+            await asyncio.wait_for(done.wait(), timeout=60)
+            await task
+        finally:
+            fuzzer.close()
 
     assert sum(sent.values()) == MESSAGES
     assert result.verdict.ok, table([result]) + shared_sim.where()

@@ -248,3 +248,13 @@ def test_image_angle_follows_the_calibration(config: Any) -> None:
     seen = simrun.image_angle(calibrated, plan)
     assert abs(seen - 30.0) < 5.0  # the simulated camera is slightly turned and tilted
     assert abs(simrun.image_angle(calibrated, TaskPlan(task=3, board_angle_deg=-30.0)) + 30.0) < 5.0
+
+
+async def test_session_closes_even_with_a_socket_left_open(config: Any) -> None:
+    """A caller's socket left open on the session's context must not hang the exit (the stack would
+    then never be stopped)."""
+    from services.bus.client import Subscriber
+
+    async with simrun.SimSession(config) as session:
+        Subscriber(session.ctx, config.bus, ["vision."], name="left-open")
+    assert session.ctx.closed
