@@ -1107,6 +1107,8 @@ def _locate(
                 score -= 0.5
         if score > best_score:
             best, best_score = (lat, polarity), score  # type: ignore[assignment]
+        if len(lat.centers) == GRID_SQUARES**2 and score > FULL_GRID_SCORE:
+            break  # nine tight cells: the other polarity cannot do better than that
     return best
 
 
@@ -1367,12 +1369,23 @@ def _line_levels(peaks: np.ndarray, owners: np.ndarray, seen: np.ndarray) -> np.
     """The grey level of the lines around each square (median of its seen border samples; the whole
     grid's where none is seen), so that lighting gradients shift both references of a square alike."""
     overall = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
-    levels = np.full(9, overall)
-    for n in range(9):
-        mine = ((owners[:, 0] == n) | (owners[:, 1] == n)) & seen
-        if mine.sum() >= MIN_LINE_SAMPLES:
-            levels[n] = float(np.median(peaks[mine]))
-    return levels
+    idx = _square_samples(owners.tobytes(), owners.shape)  # (9, K): each square's border samples
+    vals = np.where(seen[idx], peaks[idx], np.nan)
+    vals.sort(axis=1)  # NaN (not seen) last
+    count = np.count_nonzero(~np.isnan(vals), axis=1)
+    rows = np.arange(9)
+    lo, hi = np.maximum(count - 1, 0) // 2, np.maximum(count, 1) // 2
+    medians = (vals[rows, lo] + vals[rows, np.minimum(hi, vals.shape[1] - 1)]) / 2.0
+    return np.where(count >= MIN_LINE_SAMPLES, medians, overall)
+
+
+@lru_cache(maxsize=8)
+def _square_samples(owners_bytes: bytes, shape: tuple[int, ...]) -> np.ndarray:
+    """Indices of the line samples bordering each square, (9, K) (every square has 4 sides of samples)."""
+    owners = np.frombuffer(owners_bytes, dtype=np.int64).reshape(shape)
+    lists = [np.flatnonzero((owners[:, 0] == n) | (owners[:, 1] == n)) for n in range(9)]
+    k = max(len(v) for v in lists)
+    return np.array([np.pad(v, (0, k - len(v)), mode="edge") for v in lists])
 
 
 #: fewest seen line samples around a square to take their level rather than the grid's.
