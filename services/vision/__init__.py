@@ -1,6 +1,7 @@
 """The vision process: finds the board in camera frames and reads its squares.
 
-Public API: :func:`detect` (a pure function of one image), :class:`Detection`, :class:`DetectorParams`,
+Public API: :func:`detect` (a pure function of one image), :func:`track` (the same, confirming a last
+good pose without a search when it still holds), :class:`Detection`, :class:`DetectorParams`,
 :class:`StabilityFilter`, :class:`PoseTracker`, :class:`VisionCore` and the camera sources in
 :mod:`services.vision.sources`.
 """
@@ -13,6 +14,7 @@ from .detector import (
     SupplyReading,
     detect,
     read_board,
+    track,
 )
 from .tracker import PoseTracker, StabilityFilter, VisionCore
 
@@ -27,4 +29,5 @@ __all__ = [
     "VisionCore",
     "detect",
     "read_board",
+    "track",
 ]

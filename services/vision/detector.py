@@ -16,17 +16,29 @@ How it works, in order:
    steps of one pitch along the cell's own axes) are grouped; the best 3x3 window of the best group is
    the grid. Sorting by y then x is never used, so the order is right at any angle.
 3. **Pose.** A homography from the image to the canonical top view (grid (0, 0)-(3, 3), square units)
-   is fitted to the found cells' centres (an affine map when only a few were found). The signed angle,
-   centre and corners follow from it. Square 1 is the top-left cell in the board's own frame.
+   is fitted to the found cells' centres (projective with all nine, affine with fewer). With fewer
+   than nine cells it is refined on the grid lines themselves: each line is located from cross-line
+   profiles (half-maximum centroids) in the canonical view, straight lines are fitted to them, and
+   their 16 crossings correct the homography. The signed angle, centre and corners follow from it.
+   Square 1 is the top-left cell in the board's own frame.
 4. **Reading.** The grid is warped to the canonical view. Each square is judged against its own
    background (the ring of board just inside its lines): pixels clearly darker than it are a black
-   piece, clearly lighter a white one. Glare spots on a black piece and shadows beside a white one are
-   minorities inside the piece's disc and do not change the verdict.
+   piece, clearly lighter a white one (or clearly different in colour; the colour noise scale comes
+   from the tail of the ring's deviations, since JPEG colour is coarse). Glare spots on a black piece
+   and shadows beside a white one are minorities inside the piece's disc and do not change the verdict.
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
    contrast the rest of the grid shows, something covers them. Pieces cover short stretches of line; a
-   hand or an arm covers long ones. A square whose border is largely hidden is unknown, and the frame
-   is occluded.
-6. **Supply.** Piece-sized, round, clearly light or dark blobs off the grid are supply pieces.
+   hand or an arm covers long ones (the frame is occluded), a finger a stretch a finger wide (the
+   squares on both sides are). Inside a square, what differs from its background must look like a
+   piece: clear of most of the ring by the lines, as wide as long, on a background like the other
+   squares' (a plane through the nine, so lighting gradients pass); otherwise it is a hand, a pen, a
+   sheet, and the square is occluded. An occluded square is unknown, and the frame is occluded.
+6. **Supply.** Piece-sized, round (not square like a marker's cells), grey (not coloured), clearly
+   light or dark blobs off the grid are supply pieces.
+
+**Tracking** (:func:`track`): with the last good pose, the lines are located at that pose as in
+step 3; when they are where it puts them, the pose is corrected on them and the squares read, with
+no search (a fraction of the cost). Otherwise the full search runs.
 
 When no grid is found and a ``prior`` pose is given (the last good one), the squares are read with the
 prior pose and the result says so (``pose_source == "prior"``). Rejecting sudden jumps across frames is
