@@ -189,9 +189,8 @@ class Subscriber:
                 if env is not None:
                     return env
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if remaining == 0.0 and deadline is not None:
-                return None
-            ready = dict(await self._poller.poll(None if remaining is None else int(remaining * 1000) + 1))
+            # timeout=0 still looks at what is already waiting (poll with 0 ms), then gives up.
+            ready = dict(await self._poller.poll(None if remaining is None else int(remaining * 1000)))
             if not ready:
                 if deadline is not None and time.monotonic() >= deadline:
                     return None

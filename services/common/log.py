@@ -63,8 +63,9 @@ def _isatty(stream: Any) -> bool:
 
 
 def get(**bound: Any) -> structlog.BoundLogger:
-    """A logger with extra bound fields (works before :func:`setup`, with structlog's defaults)."""
-    return structlog.get_logger().bind(**bound)
+    """A logger with extra bound fields. It is lazy: it takes the configuration that :func:`setup` makes,
+    even when created before it (at import time, as module-level loggers are)."""
+    return structlog.get_logger(**bound)
 
 
 class RateLimiter:

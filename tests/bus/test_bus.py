@@ -300,3 +300,20 @@ def _free_ports(n: int) -> list[int]:
     finally:
         for s in socks:
             s.close()
+
+
+async def test_recv_with_zero_timeout_reads_what_is_waiting(bus: Any, actx: Any) -> None:
+    pub = Publisher(actx, bus.bus, "t")
+    pub.open()
+    sub = Subscriber(actx, bus.bus, ["sys."])
+    await connected(pub, sub)
+    await pub.publish("sys.heartbeat", heartbeat(5, "waiting"))
+    deadline = time.monotonic() + DEADLINE_S
+    env = None
+    while env is None and time.monotonic() < deadline:
+        env = await sub.recv(timeout=0)
+        await asyncio.sleep(0.001)
+    assert env is not None and env.message.process == "waiting"
+    assert await sub.recv(timeout=0) is None
+    pub.close()
+    sub.close()
