@@ -300,6 +300,8 @@ class ActuatorCore:
                 case pl.DwellStep(seconds=seconds):
                     await ctl.dwell(seconds)
                 case pl.HomeStep():
+                    # GRBL refuses $H unless idle (error:8): let any motion still queued finish first.
+                    await ctl.wait_idle(self.cfg.motion_timeout_s)
                     await ctl.home()
                     target = None
                 case pl.SupplyStep(colour=colour, slot=slot, taken=taken):
