@@ -1,5 +1,8 @@
-"""Benchmark of the board detector: milliseconds per 640x480 frame on one core, and accuracy over a
-seeded sweep of rendered frames (services/simcam, presets and random looks) and the real photos.
+"""Benchmark of the board detector: milliseconds per 640x480 frame on one core (wall and this thread's
+CPU time), for a cold search (detect()) and for the tracker on a steady board (PoseTracker.process:
+the last pose confirmed on the lines, no search), and accuracy over a seeded sweep of rendered frames
+(services/simcam, presets and random looks), the real photos, the real photos augmented (turned,
+scaled, shifted, relit: tests/vision/augment.py) and the independent renderer (tests/vision/synth.py).
 
 The baseline, measured in the same run on the same frames, is the cheapest preprocessing any detector
 does (grey conversion plus a 5x5 Gaussian blur); the ratio says how many of those one detection costs.
@@ -210,7 +213,43 @@ def main() -> int:
                 right += det.board[k] == ".OX"[int(cls)]
                 total += 1
         print(f"{'real photos (squares)':28}{right:>8d}/{total}")
+        print(f"{'augmented real photos':28}{_augmented_photos(args.seed, 10)}")
+    print(f"{'independent renderer':28}{_own_renderer(args.seed, args.frames)}")
     return 0
+
+
+def _augmented_photos(seed: int, per_photo: int) -> str:
+    """Squares right on the real photos turned (-40..40 degrees), scaled, shifted and relit
+    (tests/vision/augment.py), and how many frames lost the board."""
+    from tests.vision.augment import augment, photos
+
+    rng = np.random.default_rng(seed)
+    right = total = lost = 0
+    for photo in photos():
+        own = detect(photo.image).pose
+        for _ in range(per_photo):
+            aug = augment(photo, float(rng.uniform(-40, 40)), rng, own.angle_deg if own else 0.0)
+            det = detect(aug.image)
+            total += 9
+            lost += not det.found
+            right += sum(a == b for a, b in zip(det.board, aug.board, strict=True))
+    return f"{right:>8d}/{total} squares, {lost} of {total // 9} frames without a board"
+
+
+def _own_renderer(seed: int, n: int) -> str:
+    """Squares right on random looks of the independent renderer (tests/vision/synth.py)."""
+    from tests.vision.looks import random_scene
+    from tests.vision.synth import draw
+
+    rng = np.random.default_rng(seed)
+    right = total = 0
+    for i in range(n):
+        scene = random_scene(rng)
+        det = detect(draw(scene, seed=i))
+        turns = round((det.pose.angle_deg - scene.angle_deg) / 90) if det.pose else 0
+        right += sum(a == b for a, b in zip(det.board, _rotate(scene.board, turns), strict=True))
+        total += 9
+    return f"{right:>8d}/{total} squares"
 
 
 if __name__ == "__main__":
