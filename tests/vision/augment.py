@@ -113,9 +113,14 @@ def _photometric(image: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarra
 
 
 def augment(
-    photo: Photo, rotation_deg: float, rng: np.random.Generator, photo_angle_deg: float = 0.0
+    photo: Photo,
+    rotation_deg: float,
+    rng: np.random.Generator,
+    photo_angle_deg: float = 0.0,
+    tilt: float = 0.0,
 ) -> Augmented:
-    """``photo`` turned by ``rotation_deg`` about its board's centre, scaled, shifted, relit."""
+    """``photo`` turned by ``rotation_deg`` about its board's centre, scaled, shifted, relit; with
+    ``tilt`` > 0 also seen in perspective (frame corners moved by up to that fraction of its size)."""
     h, w = photo.image.shape[:2]
     centre = photo.centres.mean(axis=0)
     scale = float(rng.uniform(0.8, 1.2))
@@ -128,15 +133,30 @@ def augment(
     lo = pts.min(axis=0) - reach
     hi = pts.max(axis=0) + reach
     m[:, 2] += np.maximum(0, -lo) - np.maximum(0, hi - np.array([w, h]))
+    full = np.vstack([m, [0.0, 0.0, 1.0]])
+    if tilt > 0:
+        # A camera not quite square to the table: the frame's corners move by up to ``tilt`` of its size.
+        src = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+        dst = src + rng.uniform(-tilt, tilt, (4, 2)).astype(np.float32) * np.array([w, h], np.float32)
+        full = cv2.getPerspectiveTransform(src, dst) @ full
     border = int(rng.integers(0, 3))
     if border == 0:
-        warped = cv2.warpAffine(photo.image, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+        warped = cv2.warpPerspective(
+            photo.image, full, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT
+        )
     else:
         fill = tuple(int(v) for v in rng.integers(0, 255, 3))
-        warped = cv2.warpAffine(
-            photo.image, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT, borderValue=fill
+        warped = cv2.warpPerspective(
+            photo.image,
+            full,
+            (w, h),
+            flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=fill,
         )
-    centres = photo.centres @ m[:, :2].T + m[:, 2]
+    centres = cv2.perspectiveTransform(photo.centres.reshape(-1, 1, 2).astype(np.float64), full).reshape(
+        -1, 2
+    )
     image, notes = _photometric(warped, rng)
     board = numbered(centres, photo.chars, photo_angle_deg + rotation_deg)
     desc = f"{photo.name} rot {rotation_deg:+.1f} scale {scale:.2f} shift {shift.round(0)} " + ", ".join(

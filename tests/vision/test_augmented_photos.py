@@ -22,12 +22,23 @@ ANGLE_TOL_DEG = 1.5
 MIN_FOUND = 0.97
 MIN_SQUARES_RIGHT = 0.985
 MAX_SQUARES_WRONG = 0.006
+TILTED_ANGLE_TOL_DEG = 3.5
+TILTED_MIN_SQUARES_RIGHT = 0.97
 
 
-def test_augmented_real_photos() -> None:
+@pytest.mark.parametrize(
+    ("tilt", "per_photo", "angle_tol", "min_right"),
+    [
+        (0.0, AUGMENTS_PER_PHOTO, ANGLE_TOL_DEG, MIN_SQUARES_RIGHT),
+        # Seen in perspective (frame corners moved by up to 3 %): the image angle of a board in
+        # perspective depends on where it is measured, hence the wider tolerance.
+        (0.03, 6, TILTED_ANGLE_TOL_DEG, TILTED_MIN_SQUARES_RIGHT),
+    ],
+)
+def test_augmented_real_photos(tilt: float, per_photo: int, angle_tol: float, min_right: float) -> None:
     rng = np.random.default_rng(2026)
     # Rotations stratified over -40..+40 so that every photo sees both signs and large angles.
-    rotations = np.linspace(-40.0, 40.0, AUGMENTS_PER_PHOTO)
+    rotations = np.linspace(-40.0, 40.0, per_photo)
     frames = found = right = wrong = 0
     failures = []
     for photo in photos():
@@ -37,7 +48,7 @@ def test_augmented_real_photos() -> None:
         assert base.board == numbered(photo.centres, photo.chars, own), photo.name
         for rot in rng.permutation(rotations):
             rot = float(rot + rng.uniform(-3.0, 3.0))
-            aug = augment(photo, float(np.clip(rot, -40.0, 40.0)), rng, own)
+            aug = augment(photo, float(np.clip(rot, -40.0, 40.0)), rng, own, tilt=tilt)
             det = detect(aug.image)
             frames += 1
             if not det.found or det.pose is None:
@@ -45,7 +56,7 @@ def test_augmented_real_photos() -> None:
                 continue
             found += 1
             da = det.pose.angle_deg - (own + aug.rotation_deg)
-            assert abs(da) <= ANGLE_TOL_DEG, f"angle off by {da:.2f}: {aug.description}"
+            assert abs(da) <= angle_tol, f"angle off by {da:.2f}: {aug.description}"
             hits = sum(a == b for a, b in zip(det.board, aug.board, strict=True))
             right += hits
             wrong += sum(a != b and a != "?" for a, b in zip(det.board, aug.board, strict=True))
@@ -53,7 +64,7 @@ def test_augmented_real_photos() -> None:
                 failures.append(f"read {det.board}, truth {aug.board}: {aug.description}")
     report = "\n".join(failures)
     assert found >= MIN_FOUND * frames, report
-    assert right >= MIN_SQUARES_RIGHT * 9 * frames, f"{right}/{9 * frames} squares right\n{report}"
+    assert right >= min_right * 9 * frames, f"{right}/{9 * frames} squares right\n{report}"
     assert wrong <= MAX_SQUARES_WRONG * 9 * frames, f"{wrong}/{9 * frames} squares wrong\n{report}"
 
 
