@@ -74,6 +74,8 @@ class ActuatorReport(EventBase, frozen=True):
 class PeerHeartbeat(EventBase, frozen=True):
     process: str
     health: str = "ok"
+    #: the peer's process id: a new one means it restarted (and may have lost what it was doing).
+    pid: int = 0
 
 
 class Tick(EventBase, frozen=True):

@@ -46,6 +46,7 @@ from messages import (
     ActuatorCommand,
     BoardObservation,
     GameState,
+    Heartbeat,
     MoveReply,
     MoveRequest,
     OperatorCommand,
@@ -267,6 +268,11 @@ class RefereeState:
     #: (process, last heartbeat time) of the required peers heard from
     last_seen: tuple[tuple[str, float], ...] = ()
     replies: tuple[OperatorReply, ...] = ()
+    #: (process, pid) of the peers whose restart matters (required peers, the actuator and the AI)
+    peer_pids: tuple[tuple[str, int], ...] = ()
+    #: the operator restocks both supply columns when choosing a task: the task's first placement tells
+    #: the actuator so (``ActuatorCommand.reset_supply``), and this turns false.
+    supply_fresh: bool = True
 
     @property
     def person(self) -> str:
@@ -600,6 +606,7 @@ def _start_task(state: RefereeState, cmd: OperatorCommand, now: float, out: list
         result="",
         activity="checking-board",
         placements=(),
+        supply_fresh=True,
         cheats_restored=0,
         illegal_moves=0,
         message="waiting for a stable view of the board",
@@ -708,7 +715,9 @@ def _send_placement(
         from_square=from_square,
         to_square=square,
         issued_ns=int(now * 1e9),
+        reset_supply=state.supply_fresh,
     )
+    state = _replace(state, supply_fresh=False)
     pending = PendingCommand(
         command=command,
         purpose=purpose,
@@ -1199,8 +1208,33 @@ def _check_peers(state: RefereeState, now: float, out: list[Action]) -> RefereeS
     return _replace(state, peers_down=down)
 
 
+#: peers whose restart loses work the referee waits for: a command in flight, a move being searched.
+RESTART_WATCHED: Final = ("actuator", "ai")
+
+
+def watches_restarts(state: RefereeState, heartbeat: Heartbeat) -> bool:
+    """Whether a heartbeat of a peer that is not required still matters: it may tell of a restart."""
+    return (
+        heartbeat.process in RESTART_WATCHED and dict(state.peer_pids).get(heartbeat.process) != heartbeat.pid
+    )
+
+
 def _on_heartbeat(state: RefereeState, event: PeerHeartbeat, out: list[Action]) -> RefereeState:
     name = event.process
+    if event.pid:
+        pids = dict(state.peer_pids)
+        before = pids.get(name)
+        if before != event.pid:
+            state = _replace(state, peer_pids=tuple(sorted({**pids, name: event.pid}.items())))
+            if before is not None and name in RESTART_WATCHED and not state.paused:
+                # A peer restarted faster than the liveness timeout: what it was doing is lost or
+                # finished; ask now rather than after the command timeout.
+                waiting_on = (name == "actuator" and state.phase == COMMAND_SENT) or (
+                    name == "ai" and state.phase == MOVE_REQUESTED
+                )
+                if waiting_on:
+                    out.append(log("peer restarted: asking again", peer=name, pid=event.pid))
+                    state = _reissue(state, event.now, out)
     if name not in state.settings.required_peers:
         return state
     seen = tuple(sorted({**dict(state.last_seen), name: event.now}.items()))

@@ -85,9 +85,11 @@ def to_event(env: Envelope, state: M.RefereeState, now: float, own_name: str = "
         case ActuatorEvent():
             return ActuatorReport(now=now, report=msg)
         case Heartbeat():
-            if msg.process == own_name or msg.process not in state.settings.required_peers:
+            if msg.process == own_name:
                 return None
-            return PeerHeartbeat(now=now, process=msg.process, health=msg.state)
+            if msg.process not in state.settings.required_peers and not M.watches_restarts(state, msg):
+                return None
+            return PeerHeartbeat(now=now, process=msg.process, health=msg.state, pid=msg.pid)
     return None
 
 

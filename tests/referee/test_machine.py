@@ -285,6 +285,29 @@ def test_no_view_at_all_is_reported() -> None:
     assert drive.public.illegal == J.PLACEMENT_FAILED and "not confirmed" in drive.public.fault
 
 
+def test_an_actuator_restart_is_noticed_by_its_pid_and_the_command_queried_at_once() -> None:
+    drive = Drive()
+    drive.feed(PeerHeartbeat(now=drive.now(), process="actuator", pid=100))
+    drive.task(1)
+    cmd = drive.find(SendCommand).command
+    drive.feed(PeerHeartbeat(now=drive.now(), process="actuator", pid=100))
+    assert not drive.has(QueryCommand)  # the same process: nothing to ask
+    drive.tick(0.5)
+    drive.feed(PeerHeartbeat(now=drive.now(), process="actuator", pid=101))  # restarted within 3 s
+    query = drive.find(QueryCommand).command
+    assert (query.kind, query.command_id) == ("query", cmd.command_id)
+
+
+def test_the_first_placement_of_a_task_says_the_supplies_are_full() -> None:
+    drive = Drive()
+    drive.task(2, squares=[1, 5, 9, 3])
+    first = drive.find(SendCommand).command
+    assert first.reset_supply
+    drive.report("done")
+    drive.observe("X........")
+    assert not drive.find(SendCommand).command.reset_supply
+
+
 def test_silent_actuator_is_queried_and_an_unknown_command_sent_again() -> None:
     drive, _, _ = _device_move_sent()
     cmd = drive.find(SendCommand).command
