@@ -1230,6 +1230,22 @@ def track(
     return _search(im, p, prior, t0)
 
 
+def keep_numbering(pose: BoardPose, like: BoardPose) -> BoardPose | None:
+    """``pose`` renumbered by the quarter turn that brings its angle next to ``like``'s (the last
+    good pose), when the search numbered a board standing near 45 degrees the other way; None when
+    nothing is to be done (the angles agree, or the renumbered angle would leave the tracking
+    hysteresis band around +-45 degrees)."""
+    if abs(pose.angle_deg - like.angle_deg) <= 45.0:
+        return None
+    h = homography_of(pose)
+    for k in (1, -1):
+        turned = pose_from_homography(_quarter_turn(k) @ h)
+        near = abs(turned.angle_deg - like.angle_deg) <= 45.0
+        if near and -45.0 - TRACK_HYSTERESIS_DEG < turned.angle_deg <= 45.0 + TRACK_HYSTERESIS_DEG:
+            return turned
+    return None
+
+
 def _polarity_at(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> Polarity:
     """Which way the grid's contrast goes at a known pose: lines lighter or darker than the squares."""
     canon = _canonical(im.gray, h, pitch, p)

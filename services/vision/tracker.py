@@ -15,7 +15,7 @@ import numpy as np
 
 from messages import BoardObservation, BoardPose
 
-from .detector import Detection, DetectorParams, Polarity, detect, read_board, track
+from .detector import Detection, DetectorParams, Polarity, detect, keep_numbering, read_board, track
 
 #: a frame read at the prior pose that sees no grid line at all this many times in a row: the board is
 #: gone (moved out of view or taken away), the prior is dropped.
@@ -84,7 +84,8 @@ class PoseTracker:
             det = track(image, self.pose, self.params, polarity=self._polarity, half_width=self._half_width)
         if det.pose_source == "detected" and det.pose is not None:
             if self.pose is None or self._near(det.pose, self.pose):
-                self._accept(det.pose, det)
+                det = self._same_numbering(image, det)
+                self._accept(det.pose, det)  # type: ignore[arg-type]
                 return det
             if self._candidate is not None and self._near(det.pose, self._candidate):
                 self._candidate_frames += 1
@@ -103,6 +104,23 @@ class PoseTracker:
                 self._polarity, self._half_width = None, 0.0
                 return replace(det, found=False, pose=None, squares=(), problem="no-board")
         return det
+
+    def _same_numbering(self, image: np.ndarray, det: Detection) -> Detection:
+        """A searched pose of a board standing near 45 degrees may be numbered the other way than the
+        last good pose: read it again numbered like the last one (tracked frames keep it anyway)."""
+        if self.pose is None or det.pose is None or det.extra.get("tracked") == 1.0:
+            return det
+        turned = keep_numbering(det.pose, self.pose)
+        if turned is None:
+            return det
+        again = read_board(image, turned, self.params)
+        return replace(
+            again,
+            pose_source="detected",
+            cells=det.cells,
+            processing_ms=det.processing_ms + again.processing_ms,
+            extra={**det.extra, "renumbered": 1.0},
+        )
 
     def _accept(self, pose: BoardPose, det: Detection) -> None:
         self.pose = pose

@@ -90,3 +90,19 @@ def test_tracked_reading_equals_the_searched_one_on_a_sweep() -> None:
             det.pose.center_px.x - searched.pose.center_px.x, det.pose.center_px.y - searched.pose.center_px.y
         )
         assert dc < 1.5, (i, dc)
+
+
+def test_a_searched_pose_near_45_degrees_keeps_the_last_numbering() -> None:
+    """The board is nudged (too far for the line check, so the full search runs) while it crosses 45
+    degrees in the image: the search numbers it the other way, the tracker keeps the last numbering."""
+    tracker = PoseTracker(jump_px=40.0)
+    style = RenderStyle.preset("clean")
+    first = tracker.process(render_board("XO.......", 46.4, (200.0, 150.0), style, seed=1))
+    assert first.board == "XO......." and first.pose.angle_deg < 45.0
+    image = render_board("XO.......", 47.4, (208.0, 146.0), style, seed=2)
+    assert detect(image).board != "XO......."  # alone, the search numbers it from the other corner
+    det = tracker.process(image)
+    assert det.extra.get("tracked") == 0.0 and det.extra.get("renumbered") == 1.0
+    assert det.board == "XO......." and det.pose.angle_deg > 45.0
+    _c, truth_a = image_truth((208.0, 146.0), 47.4)
+    assert abs(det.pose.angle_deg - truth_a) < 1.0
