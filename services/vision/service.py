@@ -67,9 +67,16 @@ class Vision(Service):
 
     async def _handle(self, result: CoreResult, image: Any, frame_id: int) -> None:
         await self.pub.publish("vision.board", result.observation)
-        if result.changed:
+        if result.changed or result.moved:
             stable: BoardObservation = result.observation
-            self.log.info("stable board", board=stable.board, frame=frame_id, agreeing=stable.agreeing_frames)
+            pose = stable.pose
+            self.log.info(
+                "stable board" if result.changed else "stable board moved",
+                board=stable.board,
+                frame=frame_id,
+                agreeing=stable.agreeing_frames,
+                angle=round(pose.angle_deg, 2) if pose else None,
+            )
             await self.pub.publish("vision.stable", stable)
         obs = result.observation
         anomaly = self.watch.check(obs.found, obs.stable, obs.board, time.monotonic())

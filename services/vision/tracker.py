@@ -194,6 +194,9 @@ class CoreResult:
     observation: BoardObservation
     changed: bool
     detection: Detection
+    #: the board is stable and unchanged, but it was moved or turned since the last stable reading that
+    #: was published (task 3: the operator turns the board): publish the stable reading again.
+    moved: bool = False
 
 
 class VisionCore:
@@ -212,6 +215,8 @@ class VisionCore:
         self.filter = StabilityFilter(stable_frames)
         #: the last stable observation (re-published at 1 Hz), None before the first.
         self.stable_observation: BoardObservation | None = None
+        #: the pose of the last stable reading announced (published on change or after a move).
+        self._announced_pose: BoardPose | None = None
 
     @classmethod
     def from_config(cls, vision: object) -> VisionCore:
@@ -227,9 +232,28 @@ class VisionCore:
         step = self.filter.update(det.found, det.board, det.occluded, det.problem)
         obs = det.to_observation(frame_id, capture_ns=capture_ns)
         obs = _with(obs, stable=step.stable, agreeing_frames=step.agreeing)
-        if step.changed:
+        moved = False
+        if step.stable:
+            # Keep the newest stable frame (its pose and capture time), not the one that first made it
+            # stable: the 1 Hz repeat and anyone placing pieces need where the board is now.
+            moved = not step.changed and _pose_moved(self._announced_pose, obs.pose)
+            if step.changed or moved:
+                self._announced_pose = obs.pose
             self.stable_observation = obs
-        return CoreResult(obs, step.changed, det)
+        return CoreResult(obs, step.changed, det, moved=moved)
+
+
+#: a stable board whose centre moved more than this (pixels) or turned more than this (degrees) since the
+#: last published stable reading is published again.
+MOVED_PX: float = 3.0
+MOVED_DEG: float = 1.0
+
+
+def _pose_moved(before: BoardPose | None, after: BoardPose | None) -> bool:
+    if before is None or after is None:
+        return before is not after
+    shift, turn = pose_distance(before, after)
+    return shift > MOVED_PX or turn > MOVED_DEG
 
 
 def _with(obs: BoardObservation, **changes: object) -> BoardObservation:

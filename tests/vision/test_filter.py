@@ -136,3 +136,19 @@ def test_anomaly_store_is_bounded(tmp_path) -> None:
     files = sorted((tmp_path / "anomalies").glob("*.png"))
     assert len(files) == 3
     assert all(f.stat().st_size > 1000 for f in files)
+
+
+def test_a_stable_board_turned_by_the_operator_is_announced_again_with_its_new_pose() -> None:
+    from services.vision.tracker import VisionCore
+
+    core = VisionCore(stable_frames=3)
+    results = [core.process(_scene(angle=10.0), frame_id=i) for i in range(5)]
+    assert [r.changed for r in results].count(True) == 1
+    assert not any(r.moved for r in results)
+    results = [core.process(_scene(angle=25.0), frame_id=10 + i) for i in range(12)]
+    assert not any(r.changed for r in results), "the same pieces: the stable board did not change"
+    assert [r.moved for r in results].count(True) == 1, "the turned board is announced once"
+    stable = core.stable_observation
+    assert stable is not None and stable.pose is not None
+    assert stable.pose.angle_deg == pytest.approx(25.0, abs=1.0)
+    assert stable.frame_id == 21, "the repeat carries the newest stable frame"
