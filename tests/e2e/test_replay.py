@@ -101,14 +101,24 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
         writer = recording.RecordingWriter(path)
         stop = asyncio.Event()
         heard = asyncio.Event()
+        ended = asyncio.Event()
+
+        def on_record(record: recording.Record) -> None:
+            heard.set()
+            if record.topic == "referee.state":
+                state = record.envelope().message
+                if isinstance(state, GameState) and state.result and state.game_id:
+                    ended.set()
+
         recorder = asyncio.create_task(
-            recording.record_bus(
-                sub, writer, recording.match_topics(None), stop, on_record=lambda _record: heard.set()
-            )
+            recording.record_bus(sub, writer, recording.match_topics(None), stop, on_record=on_record)
         )
         try:
             await asyncio.wait_for(heard.wait(), timeout=10)  # the recorder is connected
             result = await simrun.run_task(session, plan, Progress(sys.stderr))
+            # The orchestrator saw the game end; the recorder, a subscriber of its own, may not have
+            # written that state yet: wait for it rather than cut the recording short.
+            await asyncio.wait_for(ended.wait(), timeout=10)
         finally:
             stop.set()
             await recorder
