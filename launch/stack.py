@@ -68,40 +68,16 @@ def simulator_overrides(config: Any) -> dict[str, Any]:
 
 def merge(config: Any, overrides: dict[str, Any]) -> Any:
     """``config`` with ``overrides`` (nested like the TOML) applied and validated again."""
-    data = _builtins(config)
-    data = _merge(data, overrides)
+    data = config_module.merge_dicts(msgspec.to_builtins(config), overrides)
     try:
         return msgspec.convert(data, config_module.config_type())
     except msgspec.ValidationError as exc:
         raise config_module.ConfigError(f"configuration: {exc}") from None
 
 
-def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _lists(value: Any) -> Any:
-    # TOML has arrays, not tuples; msgspec.to_builtins keeps tuples as they are.
-    if isinstance(value, dict):
-        return {k: _lists(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_lists(v) for v in value]
-    return value
-
-
-def _builtins(config: Any) -> dict[str, Any]:
-    return _lists(msgspec.to_builtins(config))
-
-
 def config_toml(config: Any) -> str:
     """``config`` as TOML that loads back to the same configuration."""
-    return config_module.to_toml(_builtins(config))
+    return config_module.to_toml(config)
 
 
 @dataclass(frozen=True)

@@ -204,7 +204,7 @@ def load(path: str | os.PathLike[str] | None = None, *, overrides: dict[str, Any
         except msgspec.DecodeError as exc:
             raise ConfigError(f"{file}: not valid TOML: {exc}") from None
     if overrides:
-        data = _merge(data, overrides)
+        data = merge_dicts(data, overrides)
     try:
         config = msgspec.convert(data, config_type())
     except msgspec.ValidationError as exc:
@@ -217,11 +217,12 @@ def load(path: str | os.PathLike[str] | None = None, *, overrides: dict[str, Any
     return msgspec.structs.replace(config, runtime=runtime_cfg)
 
 
-def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+def merge_dicts(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``extra`` laid over it, nested tables merged key by key (neither is changed)."""
     out = dict(base)
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = merge_dicts(out[key], value)
         else:
             out[key] = value
     return out
