@@ -26,7 +26,6 @@ SUPPLY_COLOURS: Final = {"black": (255, 0, 255), "white": (255, 255, 0)}
 def annotate(image: np.ndarray, det: Detection) -> np.ndarray:
     """A BGR copy of ``image`` with ``det`` drawn on it (the input is not modified)."""
     out = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR) if image.ndim == 2 else image.copy()
-    scale = max(0.35, min(out.shape[:2]) / 1000.0)
     if det.found and det.pose is not None:
         inv = np.linalg.inv(homography_of(det.pose))
         colour = OCCLUDED_COLOUR if det.occluded else GRID_COLOUR
@@ -37,12 +36,17 @@ def annotate(image: np.ndarray, det: Detection) -> np.ndarray:
                 cv2.line(out, _pt(p), _pt(q), colour, 1, cv2.LINE_AA)
         first = det.pose.corners_px[0]
         cv2.circle(out, _pt((first.x, first.y)), 5, colour, 2, cv2.LINE_AA)
+        # Sizes follow the square, not the image: the labels must fit inside a square at any scale.
+        pitch = det.pitch_px if det.pitch_px > 0 else 60.0
+        small = max(0.3, pitch / 150.0)
         for sq in det.squares:
-            text = f"{sq.number}{sq.char} {sq.confidence:.2f}"
-            org = (int(sq.center_px[0] - 22 * scale / 0.5), int(sq.center_px[1] + 4))
-            cv2.putText(out, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0), 3, cv2.LINE_AA)
-            cv2.putText(
-                out, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, STATE_COLOURS[sq.state], 1, cv2.LINE_AA
+            cx, cy = float(sq.center_px[0]), float(sq.center_px[1])
+            # the number in the square's upper left, the state and confidence centred below the middle
+            _label(
+                out, str(sq.number), (cx - 0.38 * pitch, cy - 0.18 * pitch), small, GRID_COLOUR, centre=False
+            )
+            _label(
+                out, f"{sq.char} {sq.confidence:.2f}", (cx, cy + 0.3 * pitch), small, STATE_COLOURS[sq.state]
             )
         for piece in det.supply:
             cv2.circle(
@@ -62,6 +66,23 @@ def annotate(image: np.ndarray, det: Detection) -> np.ndarray:
     cv2.putText(out, summary, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3, cv2.LINE_AA)
     cv2.putText(out, summary, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 255, 0), 1, cv2.LINE_AA)
     return out
+
+
+def _label(
+    out: np.ndarray,
+    text: str,
+    at: tuple[float, float],
+    scale: float,
+    colour: tuple[int, int, int],
+    *,
+    centre: bool = True,
+) -> None:
+    """``text`` outlined in black so that it reads on any background; centred on ``at`` or starting there."""
+    (w, h), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
+    x, y = at
+    org = (round(x - w / 2), round(y + h / 2)) if centre else (round(x), round(y + h / 2))
+    cv2.putText(out, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0), 3, cv2.LINE_AA)
+    cv2.putText(out, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, colour, 1, cv2.LINE_AA)
 
 
 def _pt(p: tuple[float, float] | np.ndarray) -> tuple[int, int]:
