@@ -63,8 +63,7 @@ def annotate(image: np.ndarray, det: Detection) -> np.ndarray:
             summary += f"  OCCLUDED {det.occlusion:.0%}"
     else:
         summary = f"no board ({det.problem})"
-    cv2.putText(out, summary, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3, cv2.LINE_AA)
-    cv2.putText(out, summary, (8, 20), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 255, 0), 1, cv2.LINE_AA)
+    _outlined(out, summary, (8, 20), 0.5, (0, 255, 0))
     return out
 
 
@@ -81,7 +80,18 @@ def _label(
     (w, h), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, 1)
     x, y = at
     org = (round(x - w / 2), round(y + h / 2)) if centre else (round(x), round(y + h / 2))
-    cv2.putText(out, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0), 3, cv2.LINE_AA)
+    _outlined(out, text, org, scale, colour)
+
+
+def _outlined(
+    out: np.ndarray, text: str, org: tuple[int, int], scale: float, colour: tuple[int, int, int]
+) -> None:
+    # The outline is the same thin text shifted around: a thicker stroke would advance the glyphs
+    # further and drift away from the fill on long lines.
+    for dx, dy in ((-1, -1), (-1, 1), (1, -1), (1, 1), (0, -1), (0, 1), (-1, 0), (1, 0)):
+        cv2.putText(
+            out, text, (org[0] + dx, org[1] + dy), cv2.FONT_HERSHEY_SIMPLEX, scale, (0, 0, 0), 1, cv2.LINE_AA
+        )
     cv2.putText(out, text, org, cv2.FONT_HERSHEY_SIMPLEX, scale, colour, 1, cv2.LINE_AA)
 
 
