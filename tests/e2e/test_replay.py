@@ -102,13 +102,20 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
         stop = asyncio.Event()
         heard = asyncio.Event()
         ended = asyncio.Event()
+        settled = asyncio.Event()
+        stable_after_end = 0
 
         def on_record(record: recording.Record) -> None:
+            nonlocal stable_after_end
             heard.set()
             if record.topic == "referee.state":
                 state = record.envelope().message
                 if isinstance(state, GameState) and state.result and state.game_id:
                     ended.set()
+            elif record.topic == "vision.stable" and ended.is_set():
+                stable_after_end += 1
+                if stable_after_end >= 2:
+                    settled.set()
 
         recorder = asyncio.create_task(
             recording.record_bus(sub, writer, recording.match_topics(None), stop, on_record=on_record)
@@ -119,6 +126,10 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
             # The orchestrator saw the game end; the recorder, a subscriber of its own, may not have
             # written that state yet: wait for it rather than cut the recording short.
             await asyncio.wait_for(ended.wait(), timeout=10)
+            # ...and a little beyond: vision's 1 Hz repeats of the final board. Replayed, the referee
+            # times events by its own clock; the last confirmation may reach it just before it has
+            # taken the actuator's "done", and then only a later view can confirm the last placement.
+            await asyncio.wait_for(settled.wait(), timeout=10)
         finally:
             stop.set()
             await recorder
