@@ -115,7 +115,7 @@ class DetectorParams:
     #: ...or differs in colour (opponent channels) by this fraction of the grid's contrast.
     piece_min_chroma: float = 0.06
     #: fraction of the piece disc that must differ for a piece to be there.
-    piece_min_fill: float = 0.12
+    piece_min_fill: float = 0.2
     #: a line sample is seen when its contrast is at least this fraction of the grid's typical contrast.
     line_seen_frac: float = 0.45
     #: a square is occluded when this fraction of its border lines is not seen...
@@ -727,9 +727,12 @@ def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...
     )
 
 
-def _line_contrast(canon: _Canon, sign: int, half_width: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _line_contrast(
+    canon: _Canon, sign: int, half_width: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Contrast of every line sample against the board beside it (positive when the line stands out
-    the expected way), the squares (0..8, -1 none) each sample borders, and the line's grey level."""
+    the expected way) on the side where it is larger and on the side where it is smaller, the squares
+    (0..8, -1 none) each sample borders, and the line's grey level."""
     s = canon.px
     band = max(1, round(half_width * s))
     off = band + max(2, round(0.1 * s))
@@ -742,145 +745,249 @@ def _line_contrast(canon: _Canon, sign: int, half_width: float) -> tuple[np.ndar
     ref_vals = img[rr, rc]
     # Against the side where the line stands out most: a white piece beside a light line hides the
     # contrast on its side only, while a hand over the line hides it on both sides.
-    return (sign * (peak[:, None] - ref_vals)).max(axis=1), own, peak
+    sides = sign * (peak[:, None] - ref_vals)
+    return sides.max(axis=1), sides.min(axis=1), own, peak
 
 
 @lru_cache(maxsize=64)
-def _square_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, ...]:
-    """One square's masks (s, s): background ring, piece disc and the inside (everything within the
-    ring's outer edge); and, over the inside's pixels, where the ring and the disc are and each pixel's
-    offset from the centre in pitches (dx, dy)."""
+def _square_masks(s: int, half_width: float, margin: float) -> _SquareMasks:
+    """The geometry of one square of ``s`` canonical pixels whose lines are ``half_width`` wide and whose
+    inside keeps ``margin`` from them (both in pitches; see :class:`_SquareMasks`)."""
+    # Pixel (0, 0) of a square lies on its top-left line crossing: canonical pixel centres are integers.
     yy, xx = np.mgrid[0:s, 0:s].astype(np.float32)
-    dx = (xx + 0.5) / s - 0.5
-    dy = (yy + 0.5) / s - 0.5
+    dx = xx / s - 0.5
+    dy = yy / s - 0.5
     cheb = np.maximum(np.abs(dx), np.abs(dy))
     rad = np.hypot(dx, dy)
-    ring_out = 0.5 - half_width - params.ring_margin
-    ring_in = ring_out - params.ring_width
-    ring = (cheb <= ring_out) & (cheb >= ring_in)
-    disc = rad <= min(params.piece_radius, ring_in)
-    inside = cheb <= ring_out
-    return ring, disc, inside, ring[inside], disc[inside], dx[inside], dy[inside]
+    inside_half = max(0.5 - half_width - margin, MIN_INSIDE_HALF)
+    inside = cheb <= inside_half
+    rad_i = rad[inside]
+    # The corners of the square: outside any piece (a piece of radius 0.45 pitch, a little off-centre,
+    # ends before them). With thick lines they shrink; keep the outermost few pixels at least.
+    corner_from = min(PLATE_CORNER_RADIUS, float(np.sort(rad_i)[-max(4, rad_i.size // 40)]))
+    corner = rad_i >= corner_from
+    quadrant = (dx[inside] > 0).astype(np.int64) + 2 * (dy[inside] > 0).astype(np.int64)
+    return _SquareMasks(inside, dx[inside], dy[inside], corner, quadrant)
+
+
+@dataclass(frozen=True)
+class _SquareMasks:
+    """One square's inside (everything within a margin of its lines), and over the inside's pixels:
+    their offsets from the centre in pitches, which are the square's plate corners, and the quadrant
+    (0..3) each pixel lies in."""
+
+    inside: np.ndarray
+    dx: np.ndarray
+    dy: np.ndarray
+    corner: np.ndarray
+    quadrant: np.ndarray
+
+
+def _plate_surface(values: np.ndarray, where: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The board's plate as a smooth surface: a quadratic in the canonical coordinates fitted robustly to
+    ``values`` (N, C) measured at ``where`` (N, 2) (the squares' corners, which no piece covers), then
+    evaluated at ``at`` (M, 2). Corners that something else covers (a shadow, a hand, a sheet) stray from
+    the others and are dropped. Returns the surface at ``at`` (M, C) and at ``where`` (N, C)."""
+
+    def design(p: np.ndarray) -> np.ndarray:
+        x, y = p[:, 0] - 1.5, p[:, 1] - 1.5
+        return np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
+
+    a = design(where)
+    keep = np.ones(len(values), bool)
+    coef = np.zeros((a.shape[1], values.shape[1]))
+    for _ in range(PLATE_FIT_PASSES):
+        coef, *_ = np.linalg.lstsq(a[keep], values[keep], rcond=None)
+        resid = np.linalg.norm(values - a @ coef, axis=1)
+        scale = MAD_TO_SIGMA * float(np.median(resid[keep])) + 1.0
+        new_keep = resid <= PLATE_OUTLIER_K * scale
+        if new_keep.sum() < PLATE_MIN_CORNERS or (new_keep == keep).all():
+            break
+        keep = new_keep
+    return design(at) @ coef, a @ coef
 
 
 def _read_squares(
-    canon: _Canon, half_width: float, line_level: np.ndarray, params: DetectorParams
+    canon: _Canon, half_width: float, line_level: np.ndarray, pitch_px: float, params: DetectorParams
 ) -> list[tuple[str, float, float, float, str]]:
-    """(state, confidence, piece fill, lightness, foreign) of every square; ``foreign`` is "" or why
-    something that is not a piece is in the square (see :func:`_foreign`).
+    """(state, confidence, piece evidence, lightness, foreign) of every square; ``foreign`` is "" or why
+    something that is not a piece is in the square.
 
-    *Whether* a piece is there: the fraction of the square's central disc whose colour differs clearly
-    from the square's own background (the median colour of the ring of board just inside its lines).
-    Colour, not grey: a blue-black piece on an olive board has the same grey level as the board.
-    *Which* piece: the disc's median grey placed on the scale the grid itself provides, from its dark
-    tone (0) to its light tone (1) (board and lines, whichever is which): below the middle is black.
-    Glare spots on a black piece and shading on a white one are minorities of the disc.
+    The *plate* (the bare board) is measured where no piece can be: in the corners of the nine squares,
+    fitted as one smooth surface over the board (so gradients and vignetting pass, and a corner that a
+    shadow or a hand darkens is outvoted). A pixel *differs* when its grey or its colour is clearly off
+    that surface (beyond the plate's own noise and texture, and a fraction of the grid's contrast).
+
+    *Whether* a piece is there: a piece is a round body with an edge. Around the centroid of what
+    differs, the share of differing pixels is taken ring by ring: a piece of any tone fills its disc
+    (a dark or light face), or at least its outline (a rim, a shadow: a white piece on a white plate);
+    bare board leaves every ring near zero. The evidence is the best ring's share.
+    *Which* piece: the median grey of the piece's middle, on the scale the grid itself gives around the
+    square, from its dark tone (0) to its light tone (1) (plate and lines, whichever is which): below the
+    middle is black. A highlight or a rim is a minority of the middle and changes nothing.
     """
     s, m = canon.px, canon.margin
-    _ring, _disc, inside, ring_i, disc_i, dx_i, dy_i = _square_masks(s, round(half_width, 3), params)
-    grey_sq = _squares_of(canon.img, s, m)
-    grey = grey_sq[:, inside]  # (9, P): the inside of each square
-    colour = _squares_of(canon.colour, s, m)[:, inside] if canon.colour is not None else None
-    bg_grey = np.median(grey[:, ring_i], axis=1)  # (9,)
-    contrast = np.abs(line_level - bg_grey)  # (9,) the grid's own contrast around each square
-    # How much bare board varies (noise, texture, glow of the lines): pooled over the nine rings, robust
-    # to the few a piece reaches into. A pixel differs from its background beyond k times that.
-    ring_dev = np.abs(grey[:, ring_i] - bg_grey[:, None])
-    vary = MAD_TO_SIGMA * float(np.median(ring_dev))
-    t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
-    differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
-    bg_chroma = np.zeros((9, 2), np.float32)
-    if colour is not None:
+    # Clear of the lines' blur: a margin of a few image pixels at least.
+    margin = max(params.ring_margin, MARGIN_MIN_PX / max(pitch_px, 1.0))
+    geo = _square_masks(s, round(half_width, 3), round(margin, 3))
+    grey = _squares_of(canon.img, s, m)[:, geo.inside]  # (9, P): the inside of each square
+    chans = [grey]
+    if canon.colour is not None:
+        colour = _squares_of(canon.colour, s, m)[:, geo.inside]
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
-        chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
-        bg_chroma = np.median(chroma[:, ring_i], axis=1)
-        ring_cdev = np.linalg.norm(chroma[:, ring_i] - bg_chroma[:, None, :], axis=2)
+        chans += [colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]]
+    data = np.stack(chans, axis=-1)  # (9, P, C)
+    n_ch = data.shape[-1]
+    centres = SQUARE_CENTRES
+    # Each square's four corner medians, then one surface through all of them.
+    corner_vals, corner_pos = [], []
+    for q in range(4):
+        sel = geo.corner & (geo.quadrant == q)
+        if not sel.any():
+            continue
+        corner_vals.append(np.median(data[:, sel, :], axis=1))  # (9, C)
+        off = np.array([geo.dx[sel].mean(), geo.dy[sel].mean()])
+        corner_pos.append(centres + off)
+    vals = np.concatenate(corner_vals)
+    pos = np.concatenate(corner_pos)
+    pix = (centres[:, None, :] + np.stack([geo.dx, geo.dy], axis=1)[None, :, :]).reshape(-1, 2)
+    plate_px, plate_corners = _plate_surface(vals, pos, pix)
+    # The surface gives the plate's shape; each square's own corners its level (median of four: one
+    # corner in a shadow does not move it), so a square lit or clipped unlike the surface stays bare.
+    n_q = len(corner_vals)
+    own = np.median((vals - plate_corners).reshape(n_q, 9, n_ch), axis=0)  # (9, C)
+    plate = plate_px.reshape(9, -1, n_ch) + own[:, None, :]
+    dev = data - plate  # (9, P, C)
+    # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board.
+    corner_dev = dev[:, geo.corner, :]
+    vary = MAD_TO_SIGMA * float(np.median(np.abs(corner_dev[..., 0])))
+    plate_grey = plate[..., 0].mean(axis=1)  # (9,)
+    contrast = np.abs(line_level - plate_grey)  # (9,) the grid's own contrast around each square
+    t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
+    differs = np.abs(dev[..., 0]) > t_grey[:, None]
+    if n_ch == 3:
+        cdev = np.linalg.norm(dev[..., 1:], axis=2)
+        c_corner = cdev[:, geo.corner]
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
-            MAD_TO_SIGMA * float(np.median(ring_cdev)),
-            CHROMA_TAIL_TO_SIGMA * float(np.percentile(ring_cdev, 90)),
+            MAD_TO_SIGMA * float(np.median(c_corner)),
+            CHROMA_TAIL_TO_SIGMA * float(np.percentile(c_corner, 90)),
         )
         t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
-        dev_chroma = np.linalg.norm(chroma - bg_chroma[:, None, :], axis=2)
-        differs |= dev_chroma > t_chroma[:, None]
-    fill = differs[:, disc_i].mean(axis=1)
-    dark_ref = np.minimum(line_level, bg_grey)
-    t = (np.median(grey[:, disc_i], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
-    foreign = _foreign(differs, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
+        differs |= cdev > t_chroma[:, None]
+    # A square's corners off the board's surface: something flat covers it (a sheet, a hand).
+    background = np.abs(own[:, 0]) > FOREIGN_BACKGROUND_FRAC * np.median(contrast)
+    rad = np.hypot(geo.dx, geo.dy)
+    body_zone = rad <= PIECE_MAX_RADIUS
+    far = geo.corner & (rad >= FOREIGN_CORNER_RADIUS)
     out: list[tuple[str, float, float, float, str]] = []
     f0 = params.piece_min_fill
-    for f, tone, why in zip(fill.tolist(), t.tolist(), foreign, strict=True):
-        if f < f0 and not why:
-            out.append(("empty", 1.0 - 0.5 * f / f0, f, tone, ""))
+    for k in range(9):
+        d = differs[k]
+        evidence, centre, edge = _piece_evidence(d, geo, body_zone)
+        corners_covered = sum(
+            float(d[far & (geo.quadrant == q)].mean()) > FOREIGN_CORNER_COVER
+            for q in range(4)
+            if (far & (geo.quadrant == q)).any()
+        )
+        why = ""
+        if background[k]:
+            why = "background"
+        elif corners_covered >= FOREIGN_CORNERS:
+            why = "reaches-corners"
+        elif evidence >= f0 and _elongation(d & body_zone, geo) > FOREIGN_ELONGATION:
+            why = "elongated"
+        elif evidence >= f0 and edge < PIECE_MIN_RADIUS:
+            why = "small"
+        rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
+        middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
+        dark_ref = min(float(line_level[k]), float(plate_grey[k]))
+        tone = (float(np.median(grey[k][middle])) - dark_ref) / max(float(contrast[k]), 1e-3)
+        if evidence < f0 and not why:
+            out.append(("empty", 1.0 - 0.5 * evidence / f0, evidence, tone, ""))
             continue
-        presence = min(1.0, (f - f0) / f0)
-        # How far the tone is from the middle of the scale, 0.5 away is certain.
+        presence = min(1.0, (evidence - f0) / f0)
+        # How far the tone is from the middle of the scale, 0.3 away is certain.
         certainty = min(1.0, abs(tone - 0.5) / 0.3)
         conf = 0.5 + 0.5 * min(presence, certainty)
-        out.append(("black" if tone < 0.5 else "white", conf, f, tone, why))
+        out.append(("black" if tone < 0.5 else "white", conf, evidence, tone, why))
     return out
 
 
-def _foreign(
-    differs: np.ndarray,
-    ring_i: np.ndarray,
-    dx: np.ndarray,
-    dy: np.ndarray,
-    bg_grey: np.ndarray,
-    bg_chroma: np.ndarray,
-    contrast: np.ndarray,
-) -> list[str]:
-    """For each square, "" or why what lies in it is not a piece (a fingertip, a pen, a sheet, a hand
-    that leaves the lines visible): the pixels that differ from the square's background
+def _piece_evidence(
+    differs: np.ndarray, geo: _SquareMasks, body_zone: np.ndarray
+) -> tuple[float, tuple[float, float], float]:
+    """How much one square's differing pixels look like a piece: the largest share of differing pixels
+    over rings (``RING_STEP`` wide, the innermost a disc) around their centroid; the centroid (pitches
+    from the square's centre); and the piece's edge radius (the outermost ring at least half as full as
+    the best one)."""
+    w = differs & body_zone
+    if w.sum() < MIN_EVIDENCE_PIXELS:
+        return 0.0, (0.0, 0.0), 0.0
+    cx = float(np.clip(geo.dx[w].mean(), -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET))
+    cy = float(np.clip(geo.dy[w].mean(), -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET))
+    rr = np.hypot(geo.dx - cx, geo.dy - cy)
+    ring = np.maximum(0, np.floor((rr - RING_FIRST) / RING_STEP).astype(np.int64) + 1)
+    ring = np.minimum(ring, RING_COUNT)  # the last bin: beyond any piece
+    total = np.bincount(ring, minlength=RING_COUNT + 1)[:RING_COUNT]
+    hit = np.bincount(ring, weights=differs.astype(np.float64), minlength=RING_COUNT + 1)[:RING_COUNT]
+    share = np.where(total >= MIN_RING_PIXELS, hit / np.maximum(total, 1), 0.0)
+    best = float(share.max())
+    full = np.flatnonzero(share >= 0.5 * best)
+    edge = RING_FIRST + RING_STEP * float(full[-1]) if best > 0 else 0.0
+    return best, (cx, cy), edge
 
-    - cover much of the ring of board just inside the lines ("reaches-lines": a piece, even off-centre,
-      stays clear of most of it; something coming in from outside crosses it);
-    - are elongated ("elongated": a disc or a cross is as wide as it is long, a finger or a pen is not);
-    - or the background itself is not the board's ("background": something flat covers the whole
-      square), judged against a plane through the nine squares' backgrounds (lighting gradients are
-      smooth) on the grid's own contrast scale.
-    """
-    n = differs.shape[0]
-    why = [""] * n
-    ring_cover = differs[:, ring_i].mean(axis=1)
-    # Shape from the part inside the ring: the glow of thick lines and the edges of shadows along the
-    # border make thin strips there that are no object.
-    w = (differs & ~ring_i).astype(np.float32)
-    mass = w.sum(axis=1)
-    mx = (w @ dx) / np.maximum(mass, 1.0)
-    my = (w @ dy) / np.maximum(mass, 1.0)
-    sxx = (w @ (dx * dx)) / np.maximum(mass, 1.0) - mx * mx
-    syy = (w @ (dy * dy)) / np.maximum(mass, 1.0) - my * my
-    sxy = (w @ (dx * dy)) / np.maximum(mass, 1.0) - mx * my
+
+def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
+    """Length to width (square root of the principal second moments) of the pixels ``w``."""
+    mass = float(w.sum())
+    if mass < MIN_EVIDENCE_PIXELS:
+        return 1.0
+    x, y = geo.dx[w], geo.dy[w]
+    sxx, syy, sxy = x.var(), y.var(), float(np.mean((x - x.mean()) * (y - y.mean())))
     half_tr = (sxx + syy) / 2.0
-    root = np.sqrt(np.maximum(half_tr**2 - (sxx * syy - sxy**2), 0.0))
-    elong = np.sqrt((half_tr + root) / np.maximum(half_tr - root, 1e-6))
-    enough = mass >= FOREIGN_MIN_AREA * differs.shape[1]
-    # Background against a plane through the nine squares' backgrounds (grey and both chroma axes).
-    cols, rows = np.arange(n) % 3 - 1.0, np.arange(n) // 3 - 1.0
-    design = np.stack([np.ones(n), cols, rows], axis=1)
-    bgs = np.column_stack([bg_grey, bg_chroma]).astype(np.float64)
-    coef, *_ = np.linalg.lstsq(design, bgs, rcond=None)
-    resid = np.linalg.norm(bgs - design @ coef, axis=1)
-    scale = float(np.median(contrast))
-    for k in range(n):
-        if enough[k] and ring_cover[k] > FOREIGN_RING_COVER:
-            why[k] = "reaches-lines"
-        elif enough[k] and elong[k] > FOREIGN_ELONGATION:
-            why[k] = "elongated"
-        elif resid[k] > FOREIGN_BACKGROUND_FRAC * scale:
-            why[k] = "background"
-    return why
+    root = math.sqrt(max(half_tr**2 - (sxx * syy - sxy**2), 0.0))
+    return math.sqrt((half_tr + root) / max(half_tr - root, 1e-6))
 
 
-#: differing pixels below this share of a square's inside are noise, not an object.
-FOREIGN_MIN_AREA: Final = 0.08
-#: share of the ring that a piece never covers (the ring lies outside any piece on its square).
-FOREIGN_RING_COVER: Final = 0.55
-#: length to width (sqrt of the principal second moments) beyond which a blob is not a piece.
+#: the squares' corners (plate) start this far from their centres, in pitches.
+PLATE_CORNER_RADIUS: Final = 0.5
+#: robust passes of the plate surface fit, the residual (in robust sigmas) beyond which a corner is
+#: dropped, and the fewest corners the fit keeps.
+PLATE_FIT_PASSES: Final = 3
+PLATE_OUTLIER_K: Final = 3.5
+PLATE_MIN_CORNERS: Final = 12
+#: a square's inside never shrinks below this half-width (pitches), whatever the lines.
+MIN_INSIDE_HALF: Final = 0.3
+#: a piece's body lies within this radius of the square's centre (pitches): radius 0.45, off-centre.
+PIECE_MAX_RADIUS: Final = 0.5
+#: the centroid of a piece is at most this far off the square's centre (pitches).
+MAX_PIECE_OFFSET: Final = 0.1
+#: rings of the piece evidence: the first is a disc of this radius, the next this wide, this many.
+RING_FIRST: Final = 0.1
+RING_STEP: Final = 0.04
+RING_COUNT: Final = 11
+#: fewest pixels a ring needs to count, and fewest differing pixels that can be a piece at all.
+MIN_RING_PIXELS: Final = 6
+MIN_EVIDENCE_PIXELS: Final = 6
+#: the middle of a piece, whose tone says its colour: this share of its edge radius, within bounds.
+MIDDLE_OF_EDGE: Final = 0.6
+MIDDLE_RADIUS: Final = 0.15
+MIDDLE_MIN_RADIUS: Final = 0.07
+#: a piece's edge is at least this far from its centre (pitches): a coin or a button is smaller.
+PIECE_MIN_RADIUS: Final = 0.15
+#: the far corners of a square, which no piece reaches: a corner is covered beyond this share, and a
+#: square with this many covered corners holds something that is not a piece (its own piece's shadow
+#: may reach one).
+FOREIGN_CORNER_RADIUS: Final = 0.56
+FOREIGN_CORNER_COVER: Final = 0.5
+FOREIGN_CORNERS: Final = 3
+#: the inside of a square keeps at least this many image pixels from its lines (their blur).
+MARGIN_MIN_PX: Final = 2.5
+#: length to width beyond which a blob is not a piece (a disc or a cross is as wide as it is long).
 FOREIGN_ELONGATION: Final = 2.2
-#: a square's background this far (in grid contrasts) off the plane of the others is covered.
+#: a square's corners this far (in grid contrasts) off the board's plate surface: something covers it.
 FOREIGN_BACKGROUND_FRAC: Final = 0.5
 
 
@@ -1156,6 +1263,10 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
     lat, polarity = found
     h = _fit_homography(lat)
     half_width = _half_width(lat)
+    # The mask a lattice came from does not prove the polarity (the squares' insides can stand in for
+    # cells); with fewer than nine cells (pieces dent them) the window may be a square off; and the
+    # cells' size says little of the lines' width when pieces dent them. The lines themselves tell.
+    h, polarity, half_width = _verify_grid(im, h, lat.pitch, p, may_shift=len(lat.centers) < GRID_SQUARES**2)
     sign = 1 if polarity == "light-lines" else -1
     # Nine cells place the grid well; fewer (pieces touching lines, half resolution) are refined on the
     # lines themselves.
@@ -1255,6 +1366,75 @@ def _polarity_at(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> 
     return "light-lines" if on_line > off_line else "dark-lines"
 
 
+def _verify_grid(
+    im: _Image, h: np.ndarray, pitch: float, params: DetectorParams, *, may_shift: bool
+) -> tuple[np.ndarray, Polarity, float]:
+    """Check a found grid on its own lines, in a canonical view reaching one square beyond it: which way
+    its contrast goes (a lattice can be found in the mask of the other polarity, the squares' insides
+    standing in for cells), whether the 3x3 window sits on the four strongest lines of each direction
+    (with pieces covering cells, the lattice may be one square off, a column of table taken for cells),
+    and how wide the lines are (measured on the lines; the cells' size misleads when pieces dent them).
+    The window moves only when ``may_shift`` (nine cells place it for certain).
+    Returns the corrected homography, the polarity and the half line width in pitches."""
+    polarity = _polarity_at(im, h, pitch, params)
+    sign = 1.0 if polarity == "light-lines" else -1.0
+    s = int(min(VERIFY_MAX_PX, max(VERIFY_MIN_PX, round(pitch))))
+    span = GRID_SQUARES + 2  # one square beyond the grid on every side
+    reach = max(3, round(VERIFY_REACH * s))
+    off = s + reach  # canonical -1 minus a profile's reach
+    to_canvas = np.array([[s, 0.0, off], [0.0, s, off], [0.0, 0.0, 1.0]])
+    size = span * s + 2 * reach + 1
+    view = (
+        cv2.warpPerspective(
+            im.gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        ).astype(np.float32)
+        * sign
+    )
+    offsets = np.arange(-reach, reach + 1)
+    along = reach + np.arange(round(1.1 * s), round(3.9 * s))  # the grid's extent, crossings included
+    strength = np.zeros((2, span + 1))
+    profiles = np.zeros((2, span + 1, offsets.size))
+    for k in range(span + 1):
+        pos = reach + k * s + offsets
+        for d, prof in enumerate((view[np.ix_(along, pos)], view[np.ix_(pos, along)].T)):
+            med = np.median(prof, axis=0)  # (O,): robust to pieces beside the line
+            profiles[d, k] = med
+            peak = med[reach - 1 : reach + 2].max()
+            strength[d, k] = peak - max(med[0], med[-1])
+    shifts = [0, 0]
+    for d in range(2 if may_shift else 0):
+        # The window one square back or on: trade the first line for the one beyond the last, or the
+        # last for the one before the first, when that line is clearly the stronger.
+        first, last = strength[d, 1], strength[d, GRID_SQUARES + 1]
+        if strength[d, 0] > SHIFT_STRENGTH_RATIO * max(last, 0.0) and strength[d, 0] > 0:
+            shifts[d] = -1
+        elif (
+            strength[d, GRID_SQUARES + 2] > SHIFT_STRENGTH_RATIO * max(first, 0.0)
+            and strength[d, GRID_SQUARES + 2] > 0
+        ):
+            shifts[d] = 1
+    if shifts != [0, 0]:
+        shift = np.array([[1.0, 0.0, -shifts[0]], [0.0, 1.0, -shifts[1]], [0.0, 0.0, 1.0]])
+        h = shift @ h
+    chosen = [profiles[d, 1 + shifts[d] : 1 + shifts[d] + GRID_SQUARES + 1] for d in range(2)]
+    prof = np.median(np.concatenate(chosen), axis=0)
+    grad = np.diff(prof)  # grad[i] between offsets i and i + 1
+    left = int(np.argmax(grad[:reach]))  # the rise into the line
+    right = reach + int(np.argmin(grad[reach:]))  # the fall out of it
+    half_width = (right - left) / 2.0 / s
+    half_width = float(min(MAX_HALF_WIDTH, max(MIN_HALF_WIDTH, half_width)))
+    return h, polarity, half_width
+
+
+#: the grid check's canonical view: pixels per square, clamped to this range around the pitch.
+VERIFY_MIN_PX: Final = 24
+VERIFY_MAX_PX: Final = 48
+#: a line beyond the window replaces the window's line on the other side when this much stronger.
+SHIFT_STRENGTH_RATIO: Final = 1.5
+#: how far the grid check's line profiles reach on each side of a line, in pitches.
+VERIFY_REACH: Final = 0.15
+
+
 #: refinements of a found pose on the grid lines (the cells' centres are found at half resolution).
 REFINE_PASSES: Final = 2
 #: half the line width in pitches, when it cannot be measured (reading at a prior pose), and its bounds.
@@ -1305,27 +1485,31 @@ def read_at_pose(
         off_line = float(np.median(canon.img[:, [m + int((k + 0.5) * s) for k in range(3)]]))
         polarity = "light-lines" if on_line > off_line else "dark-lines"
     sign = 1 if polarity == "light-lines" else -1
-    contrast, owners, peaks = _line_contrast(canon, sign, half_width)
-    typical = float(np.percentile(contrast, 80))
+    contrast, both_sides, owners, peaks = _line_contrast(canon, sign, half_width)
+    # The grid's contrast against bare board: taken where both sides of a line are board, since a
+    # white piece beside a dark line doubles the contrast on its side.
+    typical = float(np.percentile(both_sides, 80))
     seen = contrast >= params.line_seen_frac * max(typical, 1e-3)
     if typical < max(3.0 * im.sigma, 0.05 * im.spread):
         seen[:] = False  # no grid contrast at all: all of it is covered
     occlusion = float(1.0 - seen.mean())
     hidden = np.zeros(9)
     total = np.zeros(9)
-    for col in range(2):
-        sq = owners[:, col]
-        ok = sq >= 0
-        np.add.at(total, sq[ok], 1)
-        np.add.at(hidden, sq[ok], (~seen[ok]).astype(float))
-    hidden_frac = hidden / np.maximum(total, 1)
     # A sample is covered when its line is not seen *and* the line's own grey is not there: two white
     # pieces on both sides of a light line take its contrast, not its grey.
     line_grey = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
     covered = ~seen & (np.abs(peaks - line_grey) > COVER_LEVEL_FRAC * max(typical, 1e-3))
+    if typical < max(3.0 * im.sigma, 0.05 * im.spread):
+        covered[:] = True
+    for col in range(2):
+        sq = owners[:, col]
+        ok = sq >= 0
+        np.add.at(total, sq[ok], 1)
+        np.add.at(hidden, sq[ok], covered[ok].astype(float))
+    hidden_frac = hidden / np.maximum(total, 1)
     crossed = _crossed_squares(~covered, owners)
     line_level = _line_levels(peaks, owners, seen)
-    readings = _read_squares(canon, half_width, line_level, params)
+    readings = _read_squares(canon, half_width, line_level, pitch, params)
     centres = _apply_h(np.linalg.inv(h), SQUARE_CENTRES)
     squares: list[SquareReading] = []
     any_low = False

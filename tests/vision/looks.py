@@ -92,3 +92,69 @@ def with_supply(scene: Scene, rng: np.random.Generator) -> Scene:
             )
             supply.append((colour, x, y))
     return replace(scene, supply=tuple(supply), trays=tuple(trays) if rng.random() < 0.6 else ())
+
+
+#: plate families of contest_scene: BGR base colour and jitter.
+PLATES: dict[str, tuple[tuple[float, float, float], float]] = {
+    "blue": ((200.0, 130.0, 40.0), 25.0),
+    "green": ((80.0, 160.0, 60.0), 25.0),
+    "white": ((238.0, 240.0, 240.0), 10.0),
+    "grey": ((150.0, 150.0, 150.0), 30.0),
+    "wood": ((95.0, 150.0, 200.0), 20.0),
+    "pastel": ((205.0, 205.0, 205.0), 45.0),
+    "dark": ((60.0, 55.0, 55.0), 20.0),
+}
+
+
+def contest_scene(rng: np.random.Generator, plate: str | None = None) -> Scene:
+    """One seeded look of the kind a contest table shows, for tuning (issue 11's list): a plate of any
+    colour (white, grey, wood, dark, saturated, pastel), dark or light lines 2-12% of the pitch, pieces
+    0.20-0.45 of the pitch in radius (so they hide most of their square), matte or glossy, with a darker
+    rim and a soft shadow, white pieces that may be within 20 grey levels of the plate, warm or cool
+    white balance, a light gradient up to 2:1, vignetting, JPEG 50-95, motion blur up to 2 px, pitch
+    35-90 px."""
+    from dataclasses import replace
+
+    kind = str(rng.choice(list(PLATES))) if plate is None else plate
+    base, amount = PLATES[kind]
+    board = _jitter(rng, base, amount)
+    if kind == "dark":
+        line = _jitter(rng, (215.0, 215.0, 215.0), 20)
+    else:
+        line = _jitter(rng, (35.0, 35.0, 40.0), 20)
+    white = _jitter(rng, (225.0, 225.0, 225.0), 20)
+    if kind in ("white", "pastel") and rng.random() < 0.5:
+        # White pieces within 20 grey levels of the plate, brighter or darker.
+        g = float(np.mean(board)) + float(rng.uniform(-20, 20))
+        white = _jitter(rng, (g, g, g), 4)
+    pitch = float(rng.uniform(35, 90))
+    half_extent = 1.5 * pitch * math.sqrt(2) + 0.3 * pitch
+    cx = 320 + float(rng.uniform(-1, 1)) * max(0.0, 300 - half_extent)
+    cy = 240 + float(rng.uniform(-1, 1)) * max(0.0, 225 - half_extent)
+    warm = float(rng.uniform(-0.12, 0.12))
+    scene = Scene(
+        center=(cx, cy),
+        angle_deg=float(rng.uniform(-44.0, 44.0)),
+        pitch_px=pitch,
+        line_px=float(rng.uniform(0.02, 0.12) * pitch),
+        board=random_board(rng),
+        board_grey=board,
+        line_grey=line,
+        table_grey=tuple(float(v) for v in rng.uniform(40, 200, 3)),
+        white_grey=white,
+        black_grey=_jitter(rng, (35.0, 35.0, 35.0), 20),
+        piece_frac=float(rng.uniform(0.40, 0.88)),
+        gradient=float(rng.uniform(0, 0.5)),
+        noise=float(rng.uniform(0, 4)),
+        blur=float(rng.uniform(0, 1.0)),
+        glare=bool(rng.random() < 0.5),
+        rim=float(rng.uniform(0.08, 0.2)),
+        grain=float(rng.uniform(3, 10)) if kind == "wood" else 0.0,
+        soft_shadow=float(rng.uniform(0.15, 0.45)),
+        vignette=float(rng.uniform(0, 0.3)),
+        white_balance=(1.0 - warm, 1.0, 1.0 + warm),
+        motion_blur=float(rng.uniform(0, 2)) if rng.random() < 0.3 else 0.0,
+        jpeg_quality=int(rng.integers(50, 96)),
+        clutter=int(rng.integers(0, 4)),
+    )
+    return replace(with_supply(scene, rng), trays=())

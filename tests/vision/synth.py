@@ -60,6 +60,16 @@ class Scene:
     #: things that are not pieces, drawn last: (kind, x, y, size px, angle deg, colour); kind is
     #: "finger" (an elongated ellipse), "pen" (a thin bar) or "sheet" (a square).
     objects: tuple[tuple[str, float, float, float, float, Colour], ...] = ()
+    #: a soft drop shadow under every piece: (dx, dy) offset in pitches and strength (0: none).
+    soft_shadow: float = 0.0
+    #: vignetting: the corners of the frame this much darker than its centre (0: none).
+    vignette: float = 0.0
+    #: per-channel gains (B, G, R) for a warm or cool white balance.
+    white_balance: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    #: horizontal motion blur, pixels (0: none).
+    motion_blur: float = 0.0
+    #: JPEG quality the frame is passed through (0: none).
+    jpeg_quality: int = 0
 
 
 def board_point(scene: Scene, dx: float, dy: float) -> tuple[float, float]:
@@ -168,6 +178,14 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
         for _colour, x, y in pieces:
             shade = _scale(scene.board_grey, 0.6)
             cv2.circle(img, ipt(x + 3, y + 4), int(rad * ss), shade, -1, cv2.LINE_AA)
+    if scene.soft_shadow:
+        # A soft drop shadow: a blurred, offset disc that darkens what lies under it.
+        shade = np.zeros(img.shape[:2], np.float32)
+        off = 0.04 * p
+        for _colour, x, y in pieces:
+            cv2.circle(shade, ipt(x + off, y + off), int(rad * 1.02 * ss), 1.0, -1, cv2.LINE_AA)
+        shade = cv2.GaussianBlur(shade, (0, 0), 0.05 * p * ss)
+        img *= (1.0 - scene.soft_shadow * shade)[..., None]
     for colour, x, y in pieces:
         col = scene.black_grey if colour == "black" else scene.white_grey
         if colour == "black" and scene.crosses:
@@ -236,8 +254,21 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
     if scene.gradient:
         ramp = np.linspace(1.0 - scene.gradient, 1.0, w, dtype=np.float32)[None, :, None]
         img = img * ramp
+    if scene.vignette:
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        r2 = ((xx - w / 2) ** 2 + (yy - h / 2) ** 2) / ((w / 2) ** 2 + (h / 2) ** 2)
+        img = img * (1.0 - scene.vignette * r2)[..., None]
+    if scene.white_balance != (1.0, 1.0, 1.0):
+        img = img * np.array(scene.white_balance, np.float32)[None, None, :]
+    if scene.motion_blur:
+        k = max(1, round(scene.motion_blur))
+        img = cv2.blur(img, (2 * k + 1, 1))
     if scene.blur:
         img = cv2.GaussianBlur(img, (0, 0), scene.blur)
     if scene.noise:
         img = img + rng.normal(0.0, scene.noise, img.shape).astype(np.float32)
-    return np.clip(img, 0, 255).astype(np.uint8)
+    out = np.clip(img, 0, 255).astype(np.uint8)
+    if scene.jpeg_quality:
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
+        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return out
