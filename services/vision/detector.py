@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Final, Literal
@@ -111,11 +112,11 @@ class DetectorParams:
     #: a pixel differs from the square's background when it is this many noise sigmas away...
     piece_noise_k: float = 3.0
     #: ...and at least this fraction of the grid's grey-level spread.
-    piece_min_frac: float = 0.06
+    piece_min_frac: float = 0.1
     #: ...or differs in colour (opponent channels) by this fraction of the grid's contrast.
     piece_min_chroma: float = 0.06
     #: fraction of the piece disc that must differ for a piece to be there.
-    piece_min_fill: float = 0.2
+    piece_min_fill: float = 0.3
     #: a line sample is seen when its contrast is at least this fraction of the grid's typical contrast.
     line_seen_frac: float = 0.45
     #: a square is occluded when this fraction of its border lines is not seen...
@@ -763,11 +764,17 @@ def _square_masks(s: int, half_width: float, margin: float) -> _SquareMasks:
     inside = cheb <= inside_half
     rad_i = rad[inside]
     # The corners of the square: outside any piece (a piece of radius 0.45 pitch, a little off-centre,
-    # ends before them). With thick lines they shrink; keep the outermost few pixels at least.
-    corner_from = min(PLATE_CORNER_RADIUS, float(np.sort(rad_i)[-max(4, rad_i.size // 40)]))
+    # ends before them; with thick lines no piece that fits between them reaches so far, and the corners
+    # begin just beyond the largest that does). Keep the outermost few pixels at least.
+    largest_piece = 0.5 - half_width + CORNER_PIECE_MARGIN
+    corner_from = min(PLATE_CORNER_RADIUS, largest_piece, float(np.sort(rad_i)[-max(4, rad_i.size // 40)]))
     corner = rad_i >= corner_from
+    # Of those, the half farthest from the lines: the lines' blur reaches the corners from two sides.
+    cheb_i = cheb[inside]
+    if corner.sum() >= 2 * MIN_CORNER_PIXELS:
+        corner &= cheb_i <= float(np.median(cheb_i[corner]))
     quadrant = (dx[inside] > 0).astype(np.int64) + 2 * (dy[inside] > 0).astype(np.int64)
-    return _SquareMasks(inside, dx[inside], dy[inside], corner, quadrant)
+    return _SquareMasks(inside, dx[inside], dy[inside], corner, quadrant, inside_half)
 
 
 @dataclass(frozen=True)
@@ -781,6 +788,7 @@ class _SquareMasks:
     dy: np.ndarray
     corner: np.ndarray
     quadrant: np.ndarray
+    inside_half: float
 
 
 def _plate_surface(values: np.ndarray, where: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -808,10 +816,15 @@ def _plate_surface(values: np.ndarray, where: np.ndarray, at: np.ndarray) -> tup
 
 
 def _read_squares(
-    canon: _Canon, half_width: float, line_level: np.ndarray, pitch_px: float, params: DetectorParams
-) -> list[tuple[str, float, float, float, str]]:
-    """(state, confidence, piece evidence, lightness, foreign) of every square; ``foreign`` is "" or why
-    something that is not a piece is in the square.
+    canon: _Canon,
+    half_width: float,
+    line_level: np.ndarray,
+    pitch_px: float,
+    noise: float,
+    params: DetectorParams,
+) -> list[tuple[str, float, float, float, str, float]]:
+    """(state, confidence, piece evidence, lightness, foreign, plate grey) of every square; ``foreign``
+    is "" or why something that is not a piece is in the square.
 
     The *plate* (the bare board) is measured where no piece can be: in the corners of the nine squares,
     fitted as one smooth surface over the board (so gradients and vignetting pass, and a corner that a
@@ -860,9 +873,12 @@ def _read_squares(
     dev = data - plate  # (9, P, C)
     # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board.
     corner_dev = dev[:, geo.corner, :]
-    vary = MAD_TO_SIGMA * float(np.median(np.abs(corner_dev[..., 0])))
+    # (Never below the image's own noise: the corners are small where the lines are thick.)
+    vary = max(MAD_TO_SIGMA * float(np.median(np.abs(corner_dev[..., 0]))), noise)
     plate_grey = plate[..., 0].mean(axis=1)  # (9,)
     contrast = np.abs(line_level - plate_grey)  # (9,) the grid's own contrast around each square
+    rad = np.hypot(geo.dx, geo.dy)
+    scale = float(np.median(contrast))
     t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
     differs = np.abs(dev[..., 0]) > t_grey[:, None]
     if n_ch == 3:
@@ -874,14 +890,22 @@ def _read_squares(
             MAD_TO_SIGMA * float(np.median(c_corner)),
             CHROMA_TAIL_TO_SIGMA * float(np.percentile(c_corner, 90)),
         )
-        t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
+        # Pieces are black or white: on a coloured plate they differ by about the plate's own colour,
+        # so a blotch of JPEG colour a fraction of that is not one.
+        plate_chroma = np.linalg.norm(plate[..., 1:].mean(axis=1), axis=1)  # (9,)
+        t_chroma = np.maximum.reduce(
+            [
+                np.full(9, params.piece_noise_k * vary_c),
+                params.piece_min_chroma * contrast,
+                CHROMA_OF_PLATE * plate_chroma,
+            ]
+        )
         differs |= cdev > t_chroma[:, None]
     # A square's corners off the board's surface: something flat covers it (a sheet, a hand).
-    background = np.abs(own[:, 0]) > FOREIGN_BACKGROUND_FRAC * np.median(contrast)
-    rad = np.hypot(geo.dx, geo.dy)
+    background = np.linalg.norm(own, axis=1) > FOREIGN_BACKGROUND_FRAC * scale
     body_zone = rad <= PIECE_MAX_RADIUS
     far = geo.corner & (rad >= FOREIGN_CORNER_RADIUS)
-    out: list[tuple[str, float, float, float, str]] = []
+    out: list[tuple[str, float, float, float, str, float]] = []
     f0 = params.piece_min_fill
     for k in range(9):
         d = differs[k]
@@ -905,36 +929,72 @@ def _read_squares(
         dark_ref = min(float(line_level[k]), float(plate_grey[k]))
         tone = (float(np.median(grey[k][middle])) - dark_ref) / max(float(contrast[k]), 1e-3)
         if evidence < f0 and not why:
-            out.append(("empty", 1.0 - 0.5 * evidence / f0, evidence, tone, ""))
+            out.append(("empty", 1.0 - 0.5 * evidence / f0, evidence, tone, "", float(plate_grey[k])))
             continue
         presence = min(1.0, (evidence - f0) / f0)
         # How far the tone is from the middle of the scale, 0.3 away is certain.
         certainty = min(1.0, abs(tone - 0.5) / 0.3)
         conf = 0.5 + 0.5 * min(presence, certainty)
-        out.append(("black" if tone < 0.5 else "white", conf, evidence, tone, why))
+        out.append(("black" if tone < 0.5 else "white", conf, evidence, tone, why, float(plate_grey[k])))
+    return out
+
+
+def _combine(
+    ring: list[tuple[str, float, float, float, str, float]],
+    corners: list[tuple[str, float, float, float, str, float]],
+) -> list[tuple[str, float, float, float, str, float]]:
+    """One reading per square from the two: against the plate in the corners (``corners``, the one
+    that holds for pieces of any size) and against the ring just inside the lines (``ring``, the larger
+    sample of bare board where pieces are small). The corners' reading stands, except where it sees
+    no clear piece (empty, or something it cannot call a piece) while the ring sees a clean reading of
+    the other kind: a bare square darker or lighter in its middle than in its corners (the lines' blur
+    meets there, or the plate is stained) is bare to the ring; a small piece of an odd shape (a cross)
+    is a piece to the ring."""
+    out = []
+    for a, b in zip(ring, corners, strict=True):
+        ring_clean = not a[4] and a[0] != "unknown"
+        if (ring_clean and a[0] == "empty" and (b[4] or b[0] == "unknown")) or (ring_clean and a[0] in ("black", "white") and b[0] == "empty" and not b[4]):
+            out.append(a)
+        else:
+            out.append(b)
     return out
 
 
 def _piece_evidence(
     differs: np.ndarray, geo: _SquareMasks, body_zone: np.ndarray
 ) -> tuple[float, tuple[float, float], float]:
-    """How much one square's differing pixels look like a piece: the largest share of differing pixels
-    over rings (``RING_STEP`` wide, the innermost a disc) around their centroid; the centroid (pitches
-    from the square's centre); and the piece's edge radius (the outermost ring at least half as full as
-    the best one)."""
+    """How much one square's differing pixels look like a piece: a round body or outline around their
+    centroid. Rings (``RING_STEP`` wide, the innermost a disc) around the centroid are cut into
+    ``RING_SECTORS`` sectors; a ring's share is the median of its sectors' shares of differing pixels
+    (the innermost disc's too: a blob off to one side, such as a blotch of JPEG colour, is no piece),
+    so that what lies on one side only (the glow of a line, the edge of a shadow) does not count, while
+    a disc or a rim, seen all around, does. Returns the best ring's share, the centroid (pitches from
+    the square's centre) and the piece's edge radius (the outermost ring at least half as full as the
+    best one)."""
     w = differs & body_zone
     if w.sum() < MIN_EVIDENCE_PIXELS:
         return 0.0, (0.0, 0.0), 0.0
     cx = float(np.clip(geo.dx[w].mean(), -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET))
     cy = float(np.clip(geo.dy[w].mean(), -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET))
-    rr = np.hypot(geo.dx - cx, geo.dy - cy)
+    ex, ey = geo.dx - cx, geo.dy - cy
+    rr = np.hypot(ex, ey)
     ring = np.maximum(0, np.floor((rr - RING_FIRST) / RING_STEP).astype(np.int64) + 1)
     ring = np.minimum(ring, RING_COUNT)  # the last bin: beyond any piece
-    total = np.bincount(ring, minlength=RING_COUNT + 1)[:RING_COUNT]
-    hit = np.bincount(ring, weights=differs.astype(np.float64), minlength=RING_COUNT + 1)[:RING_COUNT]
-    share = np.where(total >= MIN_RING_PIXELS, hit / np.maximum(total, 1), 0.0)
-    best = float(share.max())
-    full = np.flatnonzero(share >= 0.5 * best)
+    sector = ((np.arctan2(ey, ex) + math.pi) * (RING_SECTORS / (2 * math.pi))).astype(np.int64)
+    sector = np.minimum(sector, RING_SECTORS - 1)
+    cell = ring * RING_SECTORS + sector
+    size = (RING_COUNT + 1) * RING_SECTORS
+    total = np.bincount(cell, minlength=size).reshape(RING_COUNT + 1, RING_SECTORS)[:RING_COUNT]
+    hit = np.bincount(cell, weights=differs.astype(np.float64), minlength=size)
+    hit = hit.reshape(RING_COUNT + 1, RING_SECTORS)[:RING_COUNT]
+    share = np.where(total > 0, hit / np.maximum(total, 1), np.nan)
+    enough = total.sum(axis=1) >= MIN_RING_PIXELS
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a ring with no pixel at all: nan, then 0
+        ring_share = np.where(enough, np.nanmedian(share, axis=1), 0.0)
+    ring_share = np.nan_to_num(ring_share)
+    best = float(ring_share.max())
+    full = np.flatnonzero(ring_share >= 0.5 * best)
     edge = RING_FIRST + RING_STEP * float(full[-1]) if best > 0 else 0.0
     return best, (cx, cy), edge
 
@@ -951,6 +1011,12 @@ def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
     return math.sqrt((half_tr + root) / max(half_tr - root, 1e-6))
 
 
+#: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
+CHROMA_OF_PLATE: Final = 0.35
+#: a square's four corners keep at least this many pixels in all.
+MIN_CORNER_PIXELS: Final = 16
+#: the corners start this far (pitches) beyond the largest piece that fits between the lines.
+CORNER_PIECE_MARGIN: Final = 0.03
 #: the squares' corners (plate) start this far from their centres, in pitches.
 PLATE_CORNER_RADIUS: Final = 0.5
 #: robust passes of the plate surface fit, the residual (in robust sigmas) beyond which a corner is
@@ -968,6 +1034,7 @@ MAX_PIECE_OFFSET: Final = 0.1
 RING_FIRST: Final = 0.1
 RING_STEP: Final = 0.04
 RING_COUNT: Final = 11
+RING_SECTORS: Final = 8
 #: fewest pixels a ring needs to count, and fewest differing pixels that can be a piece at all.
 MIN_RING_PIXELS: Final = 6
 MIN_EVIDENCE_PIXELS: Final = 6
@@ -989,6 +1056,149 @@ MARGIN_MIN_PX: Final = 2.5
 FOREIGN_ELONGATION: Final = 2.2
 #: a square's corners this far (in grid contrasts) off the board's plate surface: something covers it.
 FOREIGN_BACKGROUND_FRAC: Final = 0.5
+
+
+def _ring_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, ...]:
+    """One square's masks (s, s): background ring, piece disc and the inside (everything within the
+    ring's outer edge); and, over the inside's pixels, where the ring and the disc are and each pixel's
+    offset from the centre in pitches (dx, dy)."""
+    yy, xx = np.mgrid[0:s, 0:s].astype(np.float32)
+    dx = (xx + 0.5) / s - 0.5
+    dy = (yy + 0.5) / s - 0.5
+    cheb = np.maximum(np.abs(dx), np.abs(dy))
+    rad = np.hypot(dx, dy)
+    ring_out = 0.5 - half_width - params.ring_margin
+    ring_in = ring_out - params.ring_width
+    ring = (cheb <= ring_out) & (cheb >= ring_in)
+    disc = rad <= min(params.piece_radius, ring_in)
+    inside = cheb <= ring_out
+    return ring, disc, inside, ring[inside], disc[inside], dx[inside], dy[inside]
+
+
+def _read_squares_ring(
+    canon: _Canon, half_width: float, line_level: np.ndarray, params: DetectorParams
+) -> list[tuple[str, float, float, float, str, float]]:
+    """The first reading, against a ring of board just inside each square's lines: (state, confidence,
+    piece fill, lightness, foreign, the ring's grey) of every square; ``foreign`` is "" or why
+    something that is not a piece is in the square (see :func:`_foreign_ring`). Right where pieces are
+    small beside their squares (the ring is bare board); a large piece covers the ring, and then
+    :func:`_read_squares` (against the plate in the corners) is the one to believe.
+
+    *Whether* a piece is there: the fraction of the square's central disc whose colour differs clearly
+    from the square's own background (the median colour of the ring of board just inside its lines).
+    Colour, not grey: a blue-black piece on an olive board has the same grey level as the board.
+    *Which* piece: the disc's median grey placed on the scale the grid itself provides, from its dark
+    tone (0) to its light tone (1) (board and lines, whichever is which): below the middle is black.
+    Glare spots on a black piece and shading on a white one are minorities of the disc.
+    """
+    s, m = canon.px, canon.margin
+    _ring, _disc, inside, ring_i, disc_i, dx_i, dy_i = _ring_masks(s, round(half_width, 3), params)
+    grey_sq = _squares_of(canon.img, s, m)
+    grey = grey_sq[:, inside]  # (9, P): the inside of each square
+    colour = _squares_of(canon.colour, s, m)[:, inside] if canon.colour is not None else None
+    bg_grey = np.median(grey[:, ring_i], axis=1)  # (9,)
+    contrast = np.abs(line_level - bg_grey)  # (9,) the grid's own contrast around each square
+    # How much bare board varies (noise, texture, glow of the lines): pooled over the nine rings, robust
+    # to the few a piece reaches into. A pixel differs from its background beyond k times that.
+    ring_dev = np.abs(grey[:, ring_i] - bg_grey[:, None])
+    vary = MAD_TO_SIGMA * float(np.median(ring_dev))
+    t_grey = np.maximum(params.piece_noise_k * vary, RING_PIECE_MIN_FRAC * contrast)
+    differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
+    bg_chroma = np.zeros((9, 2), np.float32)
+    if colour is not None:
+        # Opponent colour (blue-green, red-green): what the grey level cannot see.
+        chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
+        bg_chroma = np.median(chroma[:, ring_i], axis=1)
+        ring_cdev = np.linalg.norm(chroma[:, ring_i] - bg_chroma[:, None, :], axis=2)
+        # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
+        # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
+        vary_c = max(
+            MAD_TO_SIGMA * float(np.median(ring_cdev)),
+            CHROMA_TAIL_TO_SIGMA * float(np.percentile(ring_cdev, 90)),
+        )
+        t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
+        dev_chroma = np.linalg.norm(chroma - bg_chroma[:, None, :], axis=2)
+        differs |= dev_chroma > t_chroma[:, None]
+    fill = differs[:, disc_i].mean(axis=1)
+    dark_ref = np.minimum(line_level, bg_grey)
+    t = (np.median(grey[:, disc_i], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
+    foreign = _foreign_ring(differs, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
+    out: list[tuple[str, float, float, float, str, float]] = []
+    f0 = RING_PIECE_MIN_FILL
+    for f, tone, why, bg in zip(fill.tolist(), t.tolist(), foreign, bg_grey.tolist(), strict=True):
+        if f < f0 and not why:
+            out.append(("empty", 1.0 - 0.5 * f / f0, f, tone, "", bg))
+            continue
+        presence = min(1.0, (f - f0) / f0)
+        # How far the tone is from the middle of the scale, 0.5 away is certain.
+        certainty = min(1.0, abs(tone - 0.5) / 0.3)
+        conf = 0.5 + 0.5 * min(presence, certainty)
+        out.append(("black" if tone < 0.5 else "white", conf, f, tone, why, bg))
+    return out
+
+
+def _foreign_ring(
+    differs: np.ndarray,
+    ring_i: np.ndarray,
+    dx: np.ndarray,
+    dy: np.ndarray,
+    bg_grey: np.ndarray,
+    bg_chroma: np.ndarray,
+    contrast: np.ndarray,
+) -> list[str]:
+    """For each square, "" or why what lies in it is not a piece (a fingertip, a pen, a sheet, a hand
+    that leaves the lines visible): the pixels that differ from the square's background
+
+    - cover much of the ring of board just inside the lines ("reaches-lines": a piece, even off-centre,
+      stays clear of most of it; something coming in from outside crosses it);
+    - are elongated ("elongated": a disc or a cross is as wide as it is long, a finger or a pen is not);
+    - or the background itself is not the board's ("background": something flat covers the whole
+      square), judged against a plane through the nine squares' backgrounds (lighting gradients are
+      smooth) on the grid's own contrast scale.
+    """
+    n = differs.shape[0]
+    why = [""] * n
+    ring_cover = differs[:, ring_i].mean(axis=1)
+    # Shape from the part inside the ring: the glow of thick lines and the edges of shadows along the
+    # border make thin strips there that are no object.
+    w = (differs & ~ring_i).astype(np.float32)
+    mass = w.sum(axis=1)
+    mx = (w @ dx) / np.maximum(mass, 1.0)
+    my = (w @ dy) / np.maximum(mass, 1.0)
+    sxx = (w @ (dx * dx)) / np.maximum(mass, 1.0) - mx * mx
+    syy = (w @ (dy * dy)) / np.maximum(mass, 1.0) - my * my
+    sxy = (w @ (dx * dy)) / np.maximum(mass, 1.0) - mx * my
+    half_tr = (sxx + syy) / 2.0
+    root = np.sqrt(np.maximum(half_tr**2 - (sxx * syy - sxy**2), 0.0))
+    elong = np.sqrt((half_tr + root) / np.maximum(half_tr - root, 1e-6))
+    enough = mass >= RING_FOREIGN_MIN_AREA * differs.shape[1]
+    # Background against a plane through the nine squares' backgrounds (grey and both chroma axes).
+    cols, rows = np.arange(n) % 3 - 1.0, np.arange(n) // 3 - 1.0
+    design = np.stack([np.ones(n), cols, rows], axis=1)
+    bgs = np.column_stack([bg_grey, bg_chroma]).astype(np.float64)
+    coef, *_ = np.linalg.lstsq(design, bgs, rcond=None)
+    resid = np.linalg.norm(bgs - design @ coef, axis=1)
+    scale = float(np.median(contrast))
+    for k in range(n):
+        if enough[k] and ring_cover[k] > RING_FOREIGN_RING_COVER:
+            why[k] = "reaches-lines"
+        elif enough[k] and elong[k] > FOREIGN_ELONGATION:
+            why[k] = "elongated"
+        elif resid[k] > FOREIGN_BACKGROUND_FRAC * scale:
+            why[k] = "background"
+    return why
+
+
+#: differing pixels below this share of a square's inside are noise, not an object.
+RING_FOREIGN_MIN_AREA: Final = 0.08
+#: share of the ring that a piece never covers (the ring lies outside any piece on its square).
+RING_FOREIGN_RING_COVER: Final = 0.55
+
+
+#: the ring reading's thresholds (see _read_squares_ring): a pixel differs beyond this share of the
+#: grid's contrast, and a piece fills this share of the central disc.
+RING_PIECE_MIN_FRAC: Final = 0.06
+RING_PIECE_MIN_FILL: Final = 0.12
 
 
 #: median absolute deviation to standard deviation (Gaussian).
@@ -1255,35 +1465,154 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         full = _locate(im.gray, 1.0, im.sigma, im.spread, p, prior)
         if full is not None and (found is None or full[0].score > found[0].score):
             found = full
-    if found is None:
+    candidates: list[tuple[np.ndarray, float, int]] = []  # (homography, pitch, cells)
+    if found is not None:
+        lat = found[0]
+        candidates.append((_fit_homography(lat), lat.pitch, len(lat.centers)))
+    if found is None or len(found[0].centers) < COMB_BELOW_CELLS:
+        comb = _comb_search(im, p)
+        if comb is not None:
+            candidates.append((comb[0], comb[1], 0))
+    best: tuple[float, np.ndarray, Polarity, float, int, float] | None = None
+    for h, pitch, cells in candidates:
+        # The mask a lattice came from does not prove the polarity (the squares' insides can stand in
+        # for cells); with fewer than nine cells (pieces dent them) the window may be a square off; and
+        # the cells' size says little of the lines' width when pieces dent them. The lines tell.
+        h, polarity, half_width, clear = _verify_grid(im, h, pitch, p, may_shift=cells < GRID_SQUARES**2)
+        if cells == 0 and clear < COMB_MIN_CLEAR:
+            continue  # the comb found something straight and periodic, not a grid
+        sign = 1 if polarity == "light-lines" else -1
+        # Nine cells place the grid well; fewer (pieces touching lines, half resolution, the comb) are
+        # refined on the lines themselves.
+        seen = 1.0
+        for _ in range(REFINE_PASSES if cells < GRID_SQUARES**2 else 0):
+            fit = _fit_lines(im.gray, h, pitch, sign, half_width, p)
+            if fit is None:
+                break
+            h, seen = fit.h, fit.seen
+        # The comb's grid replaces the cells' only when its lines are clearly better seen.
+        margin = COMB_SEEN_MARGIN if cells == 0 else 0.0
+        if best is None or seen > best[0] + margin:
+            best = (seen, h, polarity, half_width, cells, pitch)
+    if best is None or (best[4] == 0 and best[0] < COMB_MIN_SEEN):
         if prior is None:
             return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
         det = read_at_pose(im, prior, None, DEFAULT_HALF_WIDTH, p)
         return replace(det, pose_source="prior", problem=det.problem or "prior", processing_ms=_ms_since(t0))
-    lat, polarity = found
-    h = _fit_homography(lat)
-    half_width = _half_width(lat)
-    # The mask a lattice came from does not prove the polarity (the squares' insides can stand in for
-    # cells); with fewer than nine cells (pieces dent them) the window may be a square off; and the
-    # cells' size says little of the lines' width when pieces dent them. The lines themselves tell.
-    h, polarity, half_width = _verify_grid(im, h, lat.pitch, p, may_shift=len(lat.centers) < GRID_SQUARES**2)
-    sign = 1 if polarity == "light-lines" else -1
-    # Nine cells place the grid well; fewer (pieces touching lines, half resolution) are refined on the
-    # lines themselves.
-    for _ in range(REFINE_PASSES if len(lat.centers) < GRID_SQUARES**2 else 0):
-        fit = _fit_lines(im.gray, h, lat.pitch, sign, half_width, p)
-        if fit is None:
-            break
-        h = fit.h
+    _seen, h, polarity, half_width, cells, _pitch = best
     h, pose = _normalise_turn(h)
     det = read_at_pose(im, pose, polarity, half_width, p, h=h)
     return replace(
         det,
         pose_source="detected",
-        cells=len(lat.centers),
+        cells=cells,
         processing_ms=_ms_since(t0),
         extra={**det.extra, "half_width": half_width, "tracked": 0.0},
     )
+
+
+def _comb_search(im: _Image, params: DetectorParams) -> tuple[np.ndarray, float] | None:
+    """A second way to find the grid, for boards whose cells pieces break up (large pieces touching
+    thin lines, a full board): the grid is four long, evenly spaced parallel lines each way.
+
+    The dominant straight-edge orientation (gradient directions, modulo 90 degrees) gives candidate
+    angles; at each, the line masks of both polarities are projected on the board's two axes, and the
+    comb of four equally spaced, narrow peaks with the same pitch on both axes is the grid. Pieces
+    project as broad bumps, which a high-pass of the projections removes. Returns the image -> canonical
+    homography and the pitch in image pixels (checked afterwards on the lines by the caller), or None.
+    """
+    img = im.small
+    gx = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)
+    mag = gx * gx + gy * gy
+    ang = (np.degrees(np.arctan2(gy, gx)) + 45.0) % 90.0 - 45.0
+    strong = mag > np.percentile(mag, COMB_EDGE_PERCENTILE)
+    hist = np.bincount(
+        np.round(ang[strong] + 45.0).astype(np.int64) % 90, weights=np.sqrt(mag[strong]), minlength=90
+    )
+    hist = np.convolve(np.concatenate([hist[-2:], hist, hist[:2]]), np.ones(5), mode="valid")
+    angles = []
+    for i in np.argsort(hist)[::-1]:
+        a = float(i) - 45.0
+        if all(abs(_wrap90(a - b)) > COMB_ANGLE_SEPARATION for b in angles):
+            angles.append(a)
+        if len(angles) == COMB_ANGLES:
+            break
+    short = min(img.shape)
+    win = _odd(params.window_frac * short)
+    mean = cv2.blur(img, (win, win))
+    c = max(params.line_noise_k * im.sigma, params.line_min_frac * im.spread)
+    ys, xs = np.mgrid[0 : img.shape[0], 0 : img.shape[1]]
+    p_lo = COMB_MIN_PITCH_FRAC * short
+    p_hi = COMB_MAX_PITCH_FRAC * short
+    best: tuple[float, float, float, float, float] | None = None  # score, angle, u0, v0, pitch
+    for diff in (cv2.subtract(mean, img), cv2.subtract(img, mean)):
+        on = diff > c
+        x, y = xs[on].astype(np.float32), ys[on].astype(np.float32)
+        for a in angles:
+            # Image y points down; the board's x axis is (cos a, -sin a), its y axis (sin a, cos a).
+            r = math.radians(a)
+            u = x * math.cos(r) - y * math.sin(r)
+            v = x * math.sin(r) + y * math.cos(r)
+            profiles = []
+            for w in (u, v):
+                lo = float(w.min()) if w.size else 0.0
+                hist_w = np.bincount(np.round(w - lo).astype(np.int64)) if w.size else np.zeros(1)
+                hist_w = np.pad(hist_w.astype(np.float32), (0, max(0, COMB_HIGHPASS - hist_w.size)))
+                base = np.convolve(hist_w, np.ones(COMB_HIGHPASS) / COMB_HIGHPASS, mode="same")
+                peak = np.convolve(hist_w, np.ones(3) / 3.0, mode="same")
+                profiles.append((np.maximum(peak - base, 0.0), lo))
+            for pitch in np.arange(p_lo, p_hi, COMB_PITCH_STEP):
+                score, starts = 0.0, []
+                for prof, lo in profiles:
+                    n = prof.size - int(3 * pitch) - 1
+                    if n <= 0:
+                        break
+                    idx = np.arange(n)[:, None] + np.round(np.arange(4) * pitch).astype(np.int64)[None, :]
+                    teeth = prof[idx]  # (n, 4)
+                    # All four teeth: the weakest counts most (a comb is not one strong line).
+                    s = teeth.sum(axis=1) + 2.0 * teeth.min(axis=1)
+                    k = int(np.argmax(s))
+                    score += float(s[k])
+                    starts.append(lo + k)
+                if len(starts) == 2 and (best is None or score > best[0]):
+                    best = (score, a, starts[0], starts[1], float(pitch))
+    if best is None:
+        return None
+    _score, a, u0, v0, pitch = best
+    r = math.radians(a)
+    s = 1.0 / pitch
+    # canonical = ((u - u0) / pitch, (v - v0) / pitch), in the reduced image's pixels.
+    h_small = np.array(
+        [
+            [math.cos(r) * s, -math.sin(r) * s, -u0 * s],
+            [math.sin(r) * s, math.cos(r) * s, -v0 * s],
+            [0.0, 0.0, 1.0],
+        ]
+    )
+    to_small = np.diag([im.scale, im.scale, 1.0])
+    return h_small @ to_small, pitch / im.scale
+
+
+#: the comb search: edges above this percentile of gradient energy vote for the angle; this many
+#: candidate angles at least this many degrees apart are tried.
+COMB_EDGE_PERCENTILE: Final = 90.0
+COMB_ANGLES: Final = 2
+COMB_ANGLE_SEPARATION: Final = 4.0
+#: pitches tried, as fractions of the image's shorter side, in steps of this many (reduced) pixels.
+COMB_MIN_PITCH_FRAC: Final = 0.06
+COMB_MAX_PITCH_FRAC: Final = 0.22
+COMB_PITCH_STEP: Final = 0.5
+#: the projections' high-pass: a running mean this many (reduced) pixels wide is taken off.
+COMB_HIGHPASS: Final = 9
+#: the comb search runs when the cells gave fewer than this many squares; its grid is taken when this
+#: share of the line segments is seen where it puts them.
+COMB_BELOW_CELLS: Final = 6
+COMB_MIN_SEEN: Final = 0.8
+COMB_SEEN_MARGIN: Final = 0.15
+#: the comb's grid must be this clear (see _verify_grid): its weakest line at least this share of its
+#: typical one, and nothing beyond it as strong as this share's complement.
+COMB_MIN_CLEAR: Final = 0.4
 
 
 #: a prior pose is confirmed when this fraction of its line segments is seen...
@@ -1358,24 +1687,59 @@ def keep_numbering(pose: BoardPose, like: BoardPose) -> BoardPose | None:
 
 
 def _polarity_at(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> Polarity:
-    """Which way the grid's contrast goes at a known pose: lines lighter or darker than the squares."""
-    canon = _canonical(im.gray, h, pitch, p)
-    s, m = canon.px, canon.margin
-    on_line = float(np.median(canon.img[:, [m + k * s for k in range(4)]]))
-    off_line = float(np.median(canon.img[:, [m + int((k + 0.5) * s) for k in range(3)]]))
-    return "light-lines" if on_line > off_line else "dark-lines"
+    """Which way the grid's contrast goes at a known pose: lines lighter or darker than the plate.
+
+    Compared where no piece can be: the lines just beside their crossings, and the squares' corners
+    next to them (the middles of the squares may all hold pieces of one colour).
+    """
+    del pitch, p  # the samples are placed in the board's own units
+    inv = np.linalg.inv(h)
+    gray = im.gray
+    on = _apply_h(inv, POLARITY_ON_LINE)
+    off = _apply_h(inv, POLARITY_CORNERS)
+    hgt, wid = gray.shape
+
+    def sample(pts: np.ndarray) -> np.ndarray:
+        x = np.clip(np.round(pts[:, 0]).astype(np.int64), 0, wid - 1)
+        y = np.clip(np.round(pts[:, 1]).astype(np.int64), 0, hgt - 1)
+        return gray[y, x].astype(np.float32)
+
+    return "light-lines" if np.median(sample(on)) > np.median(sample(off)) else "dark-lines"
+
+
+def _polarity_samples() -> tuple[np.ndarray, np.ndarray]:
+    """Canonical points on the lines beside every crossing, and in the squares' corners beside it."""
+    on, off = [], []
+    a, c = POLARITY_ALONG, POLARITY_CORNER
+    for i in range(GRID_SQUARES + 1):
+        for j in range(GRID_SQUARES + 1):
+            for dx, dy in ((a, 0.0), (-a, 0.0), (0.0, a), (0.0, -a)):
+                on.append((i + dx, j + dy))
+            for dx, dy in ((c, c), (-c, c), (c, -c), (-c, -c)):
+                off.append((i + dx, j + dy))
+    inside = [pt for pt in on if 0.0 <= pt[0] <= 3.0 and 0.0 <= pt[1] <= 3.0]
+    corners = [pt for pt in off if 0.0 <= pt[0] <= 3.0 and 0.0 <= pt[1] <= 3.0]
+    return np.array(inside), np.array(corners)
+
+
+#: the polarity's samples: this far along a line from a crossing, and this far into a square's corner
+#: on both axes (pitches); no piece reaches either.
+POLARITY_ALONG: Final = 0.2
+POLARITY_CORNER: Final = 0.12
+POLARITY_ON_LINE, POLARITY_CORNERS = _polarity_samples()
 
 
 def _verify_grid(
     im: _Image, h: np.ndarray, pitch: float, params: DetectorParams, *, may_shift: bool
-) -> tuple[np.ndarray, Polarity, float]:
+) -> tuple[np.ndarray, Polarity, float, float]:
     """Check a found grid on its own lines, in a canonical view reaching one square beyond it: which way
     its contrast goes (a lattice can be found in the mask of the other polarity, the squares' insides
     standing in for cells), whether the 3x3 window sits on the four strongest lines of each direction
     (with pieces covering cells, the lattice may be one square off, a column of table taken for cells),
     and how wide the lines are (measured on the lines; the cells' size misleads when pieces dent them).
     The window moves only when ``may_shift`` (nine cells place it for certain).
-    Returns the corrected homography, the polarity and the half line width in pitches."""
+    Returns the corrected homography, the polarity, the half line width in pitches, and how clearly the
+    window is a grid (1: four equal lines each way with nothing beyond; 0 or less: not a grid)."""
     polarity = _polarity_at(im, h, pitch, params)
     sign = 1.0 if polarity == "light-lines" else -1.0
     s = int(min(VERIFY_MAX_PX, max(VERIFY_MIN_PX, round(pitch))))
@@ -1403,15 +1767,15 @@ def _verify_grid(
             strength[d, k] = peak - max(med[0], med[-1])
     shifts = [0, 0]
     for d in range(2 if may_shift else 0):
-        # The window one square back or on: trade the first line for the one beyond the last, or the
-        # last for the one before the first, when that line is clearly the stronger.
-        first, last = strength[d, 1], strength[d, GRID_SQUARES + 1]
-        if strength[d, 0] > SHIFT_STRENGTH_RATIO * max(last, 0.0) and strength[d, 0] > 0:
+        # The window one square back or on: when a line at one end of it is missing (no line there at
+        # all) while one stands just beyond the other end, as strong as the window's others.
+        window = strength[d, 1 : GRID_SQUARES + 2]
+        typical = max(float(np.median(window)), 1e-3)
+        first, last = float(window[0]), float(window[-1])
+        before, after = float(strength[d, 0]), float(strength[d, GRID_SQUARES + 2])
+        if last < SHIFT_MISSING * typical and before > SHIFT_PRESENT * typical:
             shifts[d] = -1
-        elif (
-            strength[d, GRID_SQUARES + 2] > SHIFT_STRENGTH_RATIO * max(first, 0.0)
-            and strength[d, GRID_SQUARES + 2] > 0
-        ):
+        elif first < SHIFT_MISSING * typical and after > SHIFT_PRESENT * typical:
             shifts[d] = 1
     if shifts != [0, 0]:
         shift = np.array([[1.0, 0.0, -shifts[0]], [0.0, 1.0, -shifts[1]], [0.0, 0.0, 1.0]])
@@ -1423,14 +1787,25 @@ def _verify_grid(
     right = reach + int(np.argmin(grad[reach:]))  # the fall out of it
     half_width = (right - left) / 2.0 / s
     half_width = float(min(MAX_HALF_WIDTH, max(MIN_HALF_WIDTH, half_width)))
-    return h, polarity, half_width
+    # How much the window looks like a grid: its weakest line against its typical one, and the lines
+    # just beyond it (which must be weaker), each way.
+    clear = 1.0
+    for d in range(2):
+        window = strength[d, 1 + shifts[d] : 2 + shifts[d] + GRID_SQUARES]
+        outside = [k for k in (shifts[d], shifts[d] + GRID_SQUARES + 2) if 0 <= k <= span]
+        beyond = max(float(strength[d, k]) for k in outside)
+        typical = max(float(np.median(window)), 1e-3)
+        clear = min(clear, float(window.min()) / typical, 1.0 - max(beyond, 0.0) / typical)
+    return h, polarity, half_width, clear
 
 
 #: the grid check's canonical view: pixels per square, clamped to this range around the pitch.
 VERIFY_MIN_PX: Final = 24
 VERIFY_MAX_PX: Final = 48
-#: a line beyond the window replaces the window's line on the other side when this much stronger.
-SHIFT_STRENGTH_RATIO: Final = 1.5
+#: the window moves by a square when its line at one end is below the first share of its typical
+#: line and the line beyond its other end above the second.
+SHIFT_MISSING: Final = 0.25
+SHIFT_PRESENT: Final = 0.7
 #: how far the grid check's line profiles reach on each side of a line, in pitches.
 VERIFY_REACH: Final = 0.15
 
@@ -1501,20 +1876,29 @@ def read_at_pose(
     covered = ~seen & (np.abs(peaks - line_grey) > COVER_LEVEL_FRAC * max(typical, 1e-3))
     if typical < max(3.0 * im.sigma, 0.05 * im.spread):
         covered[:] = True
+    crossed = _crossed_squares(~covered, owners)
+    line_level = _line_levels(peaks, owners, seen)
+    readings = _combine(
+        _read_squares_ring(canon, half_width, line_level, params),
+        _read_squares(canon, half_width, line_level, pitch, im.sigma, params),
+    )
+    # A line not seen between two pieces of its own tone (black pieces beside a dark line) is explained;
+    # anywhere else something covers it (a sheet, a hand, a piece lying across it).
+    like_line = np.array([(r[0] == "black") == (sign < 0) and r[0] in ("black", "white") for r in readings])
+    own_ok = owners >= 0
+    explained = (~own_ok | like_line[np.where(own_ok, owners, 0)]).all(axis=1)
+    hidden_sample = ~seen & ~explained
     for col in range(2):
         sq = owners[:, col]
         ok = sq >= 0
         np.add.at(total, sq[ok], 1)
-        np.add.at(hidden, sq[ok], covered[ok].astype(float))
+        np.add.at(hidden, sq[ok], hidden_sample[ok].astype(float))
     hidden_frac = hidden / np.maximum(total, 1)
-    crossed = _crossed_squares(~covered, owners)
-    line_level = _line_levels(peaks, owners, seen)
-    readings = _read_squares(canon, half_width, line_level, pitch, params)
     centres = _apply_h(np.linalg.inv(h), SQUARE_CENTRES)
     squares: list[SquareReading] = []
     any_low = False
     for n in range(9):
-        state, conf, fill, tone, foreign = readings[n]
+        state, conf, fill, tone, foreign, _plate = readings[n]
         occl = bool(hidden_frac[n] > params.square_occluded_frac) or bool(foreign) or bool(crossed[n])
         if occl:
             state, conf = "unknown", 0.0

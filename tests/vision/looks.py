@@ -157,4 +157,7 @@ def contest_scene(rng: np.random.Generator, plate: str | None = None) -> Scene:
         jpeg_quality=int(rng.integers(50, 96)),
         clutter=int(rng.integers(0, 4)),
     )
+    # Off-centre pieces, as far as their square allows (a piece never crosses a line).
+    room = max(0.0, 0.5 - scene.line_px / scene.pitch_px / 2 - scene.piece_frac / 2)
+    scene = replace(scene, piece_jitter=min(0.06, room / 1.5))
     return replace(with_supply(scene, rng), trays=())

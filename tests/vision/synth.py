@@ -70,6 +70,8 @@ class Scene:
     motion_blur: float = 0.0
     #: JPEG quality the frame is passed through (0: none).
     jpeg_quality: int = 0
+    #: each piece on the board off its square's centre by up to this much, in pitches (seeded by draw).
+    piece_jitter: float = 0.0
 
 
 def board_point(scene: Scene, dx: float, dy: float) -> tuple[float, float]:
@@ -168,8 +170,9 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
     for n, ch in enumerate(scene.board, start=1):
         if ch in "XO":
             r, c = divmod(n - 1, 3)
+            jx, jy = rng.uniform(-scene.piece_jitter, scene.piece_jitter, 2) if scene.piece_jitter else (0, 0)
             x, y = board_point(
-                scene, (c - 1 + scene.piece_offset[0]) * p, (r - 1 + scene.piece_offset[1]) * p
+                scene, (c - 1 + scene.piece_offset[0] + jx) * p, (r - 1 + scene.piece_offset[1] + jy) * p
             )
             pieces.append(("black" if ch == "X" else "white", x, y))
     pieces += list(scene.supply)
