@@ -953,10 +953,9 @@ def _combine(
     out = []
     for a, b in zip(ring, corners, strict=True):
         ring_clean = not a[4] and a[0] != "unknown"
-        if (ring_clean and a[0] == "empty" and (b[4] or b[0] == "unknown")) or (ring_clean and a[0] in ("black", "white") and b[0] == "empty" and not b[4]):
-            out.append(a)
-        else:
-            out.append(b)
+        bare_to_ring = a[0] == "empty" and (bool(b[4]) or b[0] == "unknown")
+        piece_to_ring = a[0] in ("black", "white") and b[0] == "empty" and not b[4]
+        out.append(a if ring_clean and (bare_to_ring or piece_to_ring) else b)
     return out
 
 
