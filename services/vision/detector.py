@@ -955,7 +955,13 @@ def _combine(
         ring_clean = not a[4] and a[0] != "unknown"
         bare_to_ring = a[0] == "empty" and (bool(b[4]) or b[0] == "unknown")
         piece_to_ring = a[0] in ("black", "white") and b[0] == "empty" and not b[4]
-        out.append(a if ring_clean and (bare_to_ring or piece_to_ring) else b)
+        # Only a highlight differs on a black piece on a dark plate: a small blob to the corners' reading,
+        # a piece (by its disc's median) to the ring's.
+        small = b[4] == "small"
+        # A sheet over the square, a pen in it: flagged by the ring's own rules, which a large piece
+        # does not trip (it trips "reaches-lines", which the corners' reading answers for).
+        flagged = a[4] in RING_FLAGS_KEPT
+        out.append(a if (ring_clean and (bare_to_ring or piece_to_ring or small)) or flagged else b)
     return out
 
 
@@ -1194,6 +1200,8 @@ RING_FOREIGN_MIN_AREA: Final = 0.08
 RING_FOREIGN_RING_COVER: Final = 0.55
 
 
+#: what the ring reading flags that is kept whatever the corners' reading says.
+RING_FLAGS_KEPT: Final = ("background", "elongated")
 #: the ring reading's thresholds (see _read_squares_ring): a pixel differs beyond this share of the
 #: grid's contrast, and a piece fills this share of the central disc.
 RING_PIECE_MIN_FRAC: Final = 0.06
