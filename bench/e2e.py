@@ -7,10 +7,11 @@ Measures, on one machine, in one run:
   ``actuator.command`` (its header ``mono_ns``), at the simulated camera's frame rate (30 fps). The
   referee judges on the first frame captured after the press whose clear, agreeing window ends with it
   (issue 11), so it is split: press -> the capture of the first stable frame after it (waiting for the
-  camera, and for a fresh window when the view was not clear at the press), that frame's capture -> its
-  arrival on ``vision.board`` (render, transport, vision), and its arrival -> the command (the referee,
-  which also waits for the press itself to clear the panel's debounce, the AI, the command). The count of
-  presses whose judged window had begun before the press says how often no new window was needed.
+  camera, and for a fresh window when the view was not clear at the press); that frame's capture -> its
+  arrival on ``vision.board`` (render, transport, vision); press -> the press on ``panel.button`` (the
+  panel's debounce: the referee cannot know of the press before); and the later of those two arrivals ->
+  the command (the referee, the AI, the journal). The count of presses whose very first frame after them
+  was already stable says how often no new window was needed.
 - **the person**: a real person takes the hand away and then presses the button, a few hundred ms
   later; the simulated one does everything ``speed`` times faster, which would leave vision's window
   (real time) no chance to fill before the press. ``--settle-s`` sets that last pause in real time
@@ -68,8 +69,10 @@ class Latencies:
     press_ms: list[float] = field(default_factory=list)
     #: the later of the press message and the judged frame -> the motion command (referee, AI)
     software_ms: list[float] = field(default_factory=list)
-    #: presses whose first stable frame after them stood on a window begun before the press
-    window_before_press: int = 0
+    #: presses whose first frame captured after them was already stable (no new window awaited)
+    on_first_frame: int = 0
+    #: why the others waited
+    waited: list[str] = field(default_factory=list)
 
 
 def person_overrides(settle_s: float, speed: float) -> dict[str, Any]:
@@ -142,26 +145,37 @@ async def measure_games(
         press_ns: int | None = None
         #: when the press was published on panel.button
         press_sent_ns = 0
-        #: a stable frame: its capture time, its arrival on vision.board, its window's start
-        View = tuple[int, int, int]
-        #: the first stable frame captured after the press
-        view: View | None = None
-        #: the last stable frames: the press is published after the debounce, so the first frames
-        #: captured after it may come before it
-        recent: deque[View] = deque(maxlen=RECENT_FRAMES)
+        #: a frame: its capture time, its arrival on vision.board, whether it was stable, why not
+        Seen = tuple[int, int, bool, str]
+        #: the first frame, and the first stable frame, captured after the press
+        first: Seen | None = None
+        view: Seen | None = None
+        #: the last frames: the press is published after the debounce, so the first frames captured
+        #: after it may come before it
+        recent: deque[Seen] = deque(maxlen=RECENT_FRAMES)
+
+        def after_press(frame: Seen) -> None:
+            nonlocal first, view
+            if press_ns is None or view is not None or frame[0] <= press_ns:
+                return
+            first = first or frame
+            if frame[2]:
+                view = frame
 
         async def drain() -> None:
-            nonlocal press_ns, press_sent_ns, view
+            nonlocal press_ns, press_sent_ns, first, view
             while (env := await watch.recv(timeout=POLL_S)) is not None:
                 msg = env.message
                 if isinstance(msg, ButtonPress) and msg.source != "bench":
                     press_ns, press_sent_ns = msg.press_ns or env.header.mono_ns, env.header.mono_ns
-                    view = next((v for v in recent if v[0] > press_ns), None)
-                elif isinstance(msg, BoardObservation) and msg.stable:
-                    frame = (msg.capture_ns, env.header.mono_ns, msg.window_start_ns)
+                    first = view = None
+                    for frame in recent:
+                        after_press(frame)
+                elif isinstance(msg, BoardObservation) and msg.capture_ns:
+                    why = msg.problem or ("occluded" if msg.occluded else f"{msg.agreeing_frames} agreeing")
+                    frame = (msg.capture_ns, env.header.mono_ns, msg.stable, "" if msg.stable else why)
                     recent.append(frame)
-                    if press_ns is not None and view is None and msg.capture_ns > press_ns:
-                        view = frame
+                    after_press(frame)
                 elif (
                     isinstance(msg, ActuatorCommand)
                     and press_ns is not None
@@ -170,13 +184,18 @@ async def measure_games(
                     t = env.header.mono_ns
                     lat.total_ms.append((t - press_ns) / 1e6)
                     if view is not None:
-                        captured, arrived, window_start = view
+                        captured, arrived, _, _ = view
                         lat.to_capture_ms.append((captured - press_ns) / 1e6)
                         lat.vision_ms.append((arrived - captured) / 1e6)
                         lat.press_ms.append((press_sent_ns - press_ns) / 1e6)
                         lat.software_ms.append((t - max(arrived, press_sent_ns)) / 1e6)
-                        lat.window_before_press += 0 < window_start <= press_ns
-                    press_ns = view = None
+                        lat.on_first_frame += view == first
+                        if first is not None and view != first:
+                            lat.waited.append(
+                                f"first frame after the press not stable ({first[3]}); judged a frame"
+                                f" captured {(captured - press_ns) / 1e6:.0f} ms after the press"
+                            )
+                    press_ns = first = view = None
 
         async def hook(_state: GameState) -> None:
             await drain()
@@ -243,9 +262,11 @@ def main(argv: list[str] | None = None) -> int:
         p99 = percentile(values, 0.99)
         print(f"{name:44} {len(values):4d} {med:10.2f} {p99:9.2f} {med / base_ms:11.1f}")
     print(
-        f"presses judged on a window begun before the press: {lat.window_before_press}"
+        f"presses whose first frame after them was stable (no new window): {lat.on_first_frame}"
         f" of {len(lat.to_capture_ms)}"
     )
+    for note in lat.waited:
+        print(f"  {note}")
     print()
     for i, (secs, outcome) in enumerate(zip(game_s, outcomes, strict=True), 1):
         print(f"game {i}: {secs:.1f} s wall at speed {args.speed:g} ({outcome})")
