@@ -11,6 +11,8 @@ class ButtonPress(Message, frozen=True):
     press_id: int
     #: which driver saw it: "gpio", "serial", "console", "sim".
     source: str = ""
+    #: CLOCK_MONOTONIC nanoseconds of the press's first edge (the clock of ``CameraFrame.capture_ns``, so
+    #: the referee can tell frames captured after the press); 0: unknown, the receiver's arrival time.
     press_ns: int = 0
 
 

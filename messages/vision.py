@@ -44,6 +44,10 @@ class BoardObservation(Message, frozen=True):
     """Vision's reading of one frame. Published for every frame on ``vision.board``; when the stable
     reading changes it is published again on ``vision.stable`` with ``stable=True``.
 
+    Every frame that agrees with the stable reading is published on ``vision.board`` with
+    ``stable=True``: that is the per-frame refresh a consumer waiting for a view captured after some
+    moment (the referee after a button press) takes, without waiting for ``vision.stable``'s repeat.
+
     ``board`` is the compact form: 9 characters row by row, "X" black, "O" white, "." empty,
     "?" unknown (occluded or not confident).
     """
@@ -60,7 +64,13 @@ class BoardObservation(Message, frozen=True):
     stable: bool = False
     #: how many consecutive agreeing, unoccluded frames stand behind this reading.
     agreeing_frames: int = 0
+    #: CLOCK_MONOTONIC nanoseconds when this frame was captured (the camera's ``capture_ns``); it is
+    #: also when the agreeing window behind this reading ends.
     capture_ns: int = 0
+    #: when the window's first frame was captured (CLOCK_MONOTONIC ns): the ``agreeing_frames`` frames
+    #: captured from ``window_start_ns`` to ``capture_ns`` are all usable and read this board. 0 when
+    #: no window stands behind this frame (unusable) or the producer does not know.
+    window_start_ns: int = 0
     processing_ms: float = 0.0
     #: a short word when something is wrong: "no-board", "occluded", "jump", "low-confidence".
     problem: str = ""

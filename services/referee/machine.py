@@ -335,6 +335,19 @@ def observation_time(event: Observation) -> float:
     return event.obs.capture_ns / 1e9 if event.obs.capture_ns else event.now
 
 
+def _window_fields(obs: BoardObservation, taken: float, press_t: float) -> dict[str, Any]:
+    """How the judged view lies around the press, for the log: its frame, when it was captured and
+    when its agreeing window began (ms after the press; negative: before it)."""
+    fields: dict[str, Any] = {
+        "frame": obs.frame_id,
+        "agreeing": obs.agreeing_frames,
+        "captured_after_press_ms": round((taken - press_t) * 1000, 1),
+    }
+    if obs.window_start_ns:
+        fields["window_from_press_ms"] = round((obs.window_start_ns / 1e9 - press_t) * 1000, 1)
+    return fields
+
+
 def usable(obs: BoardObservation) -> str:
     """ "" when ``obs`` may be judged (stable, found, unoccluded, complete), else why not."""
     if not obs.found:
@@ -664,6 +677,9 @@ def _on_observation(state: RefereeState, event: Observation, out: list[Action]) 
     if state.phase == WAITING_FOR_STABLE:
         if taken <= state.press_t:
             return state  # captured before the press: says nothing about the person's move
+        # The first stable frame captured after the press: its clear, agreeing window ends with it and
+        # may have begun before the press (the hand had already gone), so no new window is awaited.
+        out.append(log("view after the press", **_window_fields(event.obs, taken, state.press_t)))
         return _judge(state, seen, now, out)
     pending = state.pending
     assert pending is not None and pending.done_at is not None

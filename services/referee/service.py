@@ -12,6 +12,11 @@ through ``step`` with the actions dropped, and a :class:`Restarted` event re-iss
 Events that change nothing (a heartbeat from a process nobody waits for, an observation while no one
 looks) are not journaled: ``step`` is deterministic, so leaving out an event that left the state as it
 was does not change what the replay rebuilds.
+
+The shell keeps the last few stable views (:data:`HELD_VIEWS`) even while the machine does not look:
+the button's press reaches the referee after the panel's debounce, by which time the first frames
+captured after the press may already have come. Right after a press they are fed to the machine,
+oldest first, so the move is judged on the first frame after the press without waiting for another.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from typing import Any
+from collections import deque
+from collections.abc import Iterable
+from typing import Any, Final
 
 import msgspec
 
@@ -61,11 +68,22 @@ from .journal import open_journal
 
 #: what the referee listens to.
 TOPICS = ["operator.command", "panel.button", "vision.", "ai.reply", "actuator.event", "sys.heartbeat"]
+#: stable views held while nobody looks (a quarter of a second at 30 fps: longer than the debounce).
+HELD_VIEWS: Final = 8
 
 
 def slim(obs: BoardObservation) -> BoardObservation:
     """``obs`` without the per-square and supply details the machine does not use (smaller journal)."""
     return msgspec.structs.replace(obs, squares=[], supply=[])
+
+
+def views_after_press(held: Iterable[BoardObservation], state: M.RefereeState) -> list[BoardObservation]:
+    """The held stable views to feed the machine now, oldest first: while it waits for a view after a
+    press, those whose frame was captured after the press (a view with no capture time could be older:
+    never); otherwise none. The machine judges on the first and ignores the rest."""
+    if state.paused or state.phase != M.WAITING_FOR_STABLE:
+        return []
+    return [obs for obs in held if obs.stable and obs.capture_ns and obs.capture_ns / 1e9 > state.press_t]
 
 
 def to_event(env: Envelope, state: M.RefereeState, now: float, own_name: str = "referee") -> Event | None:
@@ -108,6 +126,8 @@ class Referee(Service):
             SnapshotServer(self.ctx, config.bus.snapshot, self.name, self._provide, config.bus)
         )
         self.journaled = 0
+        #: the last stable views, whatever the phase (see :func:`views_after_press`).
+        self.held: deque[BoardObservation] = deque(maxlen=HELD_VIEWS)
 
     def _provide(self, topic: str) -> Message | None:
         return self.latest if topic == "referee.state" else None
@@ -151,9 +171,14 @@ class Referee(Service):
             env = await sub.recv(timeout=max(0.0, min(next_tick, next_publish) - now))
             now = time.monotonic()
             if env is not None:
+                msg = env.message
+                if isinstance(msg, BoardObservation) and msg.stable:
+                    self.held.append(slim(msg))
                 event = to_event(env, self.state, now, self.name)
                 if event is not None:
                     await self.handle(event)
+                    if isinstance(event, Button):
+                        await self._judge_held()
             if now >= next_tick:
                 next_tick = now + tick_s
                 await self.handle(Tick(now=now))
@@ -161,6 +186,13 @@ class Referee(Service):
                 next_publish = now + publish_s
                 self.latest = M.game_state(self.state, now)
                 await self.pub.publish("referee.state", self.latest)
+
+    async def _judge_held(self) -> None:
+        """Feed the held views captured after the press, oldest first, until the machine stops looking."""
+        for obs in views_after_press(self.held, self.state):
+            if not M.wants_observation(self.state):
+                break
+            await self.handle(Observation(now=time.monotonic(), obs=obs))
 
     async def handle(self, event: Event) -> None:
         """Step, journal, act: the event is on disk before anything it caused happens."""

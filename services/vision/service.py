@@ -1,7 +1,10 @@
 """The vision process: frames in (camera, video file or the simulated camera on the bus), board
 observations out.
 
-- ``vision.board``: every processed frame's :class:`messages.BoardObservation`, with its stability flag.
+- ``vision.board``: every processed frame's :class:`messages.BoardObservation`, with its stability flag
+  and, while it agrees with a clear window, when that window began (``window_start_ns``; it ends with the
+  frame's ``capture_ns``): every new agreeing frame refreshes the stable reading, so the referee judges
+  on the first frame after a button press without a new window or ``vision.stable``'s repeat.
 - ``vision.stable``: the stable reading when it changes, and again every ``vision.stable_repeat_s`` so a
   restarted referee learns it.
 - On an anomaly (a stable reading that disagrees with the referee's board while it waits, or a lost

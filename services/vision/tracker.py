@@ -143,6 +143,9 @@ class FilterStep:
     changed: bool
     #: the current stable board ("" before the first one).
     stable_board: str
+    #: capture time (ns) of the first frame of the agreeing run behind this frame's reading: the window
+    #: ends with this frame and begins here (0 for an unusable frame, or when no capture time was given).
+    since_ns: int = 0
 
 
 class StabilityFilter:
@@ -152,6 +155,10 @@ class StabilityFilter:
     Anything else breaks the run, so a hand over the board, a half-placed piece or a moving board never
     produce a stable reading. The whole 9-square reading is compared, so a piece taken away is noticed
     exactly like a piece put down.
+
+    With each frame's capture time the filter also says when the agreeing run behind a reading began
+    (:attr:`FilterStep.since_ns`): a stable frame stands for the window from there to itself, which may
+    begin long before the frame (the board has been clear and unchanged all that time).
     """
 
     def __init__(self, stable_frames: int) -> None:
@@ -161,30 +168,35 @@ class StabilityFilter:
         self.stable_board = ""
         self._candidate = ""
         self._count = 0
+        self._since_ns = 0
 
     @staticmethod
     def usable(found: bool, board: str, occluded: bool, problem: str = "") -> bool:
         return found and not occluded and "?" not in board and len(board) == 9 and problem != "jump"
 
-    def update(self, found: bool, board: str, occluded: bool, problem: str = "") -> FilterStep:
-        """Feed one frame's reading; returns whether it is stable and whether the stable board changed."""
+    def update(
+        self, found: bool, board: str, occluded: bool, problem: str = "", capture_ns: int = 0
+    ) -> FilterStep:
+        """Feed one frame's reading (frames in capture order; ``capture_ns`` its capture time, 0 when
+        unknown); returns whether it is stable, whether the stable board changed, and when the agreeing
+        run behind it began."""
         if not self.usable(found, board, occluded, problem):
-            self._candidate, self._count = "", 0
+            self._candidate, self._count, self._since_ns = "", 0, 0
             return FilterStep(False, 0, False, self.stable_board)
         if board == self._candidate:
             self._count += 1
         else:
-            self._candidate, self._count = board, 1
+            self._candidate, self._count, self._since_ns = board, 1, capture_ns
         changed = False
         if self._count >= self.stable_frames and board != self.stable_board:
             self.stable_board = board
             changed = True
         stable = self._count >= self.stable_frames and board == self.stable_board
-        return FilterStep(stable, self._count, changed, self.stable_board)
+        return FilterStep(stable, self._count, changed, self.stable_board, self._since_ns)
 
     def reset(self) -> None:
         """Forget everything (a new camera, a new board)."""
-        self.stable_board, self._candidate, self._count = "", "", 0
+        self.stable_board, self._candidate, self._count, self._since_ns = "", "", 0, 0
 
 
 @dataclass(frozen=True)
@@ -228,10 +240,14 @@ class VisionCore:
         )
 
     def process(self, image: np.ndarray, frame_id: int, capture_ns: int = 0) -> CoreResult:
+        """Read one frame (frames in capture order). The observation is ``stable`` when this frame agrees
+        with the stable board and ends a window of at least ``stable_frames`` usable, agreeing frames;
+        ``window_start_ns`` says when that window's first frame was captured (``capture_ns`` is its
+        last), so a consumer can accept the first frame after some moment without a new window."""
         det = self.tracker.process(image)
-        step = self.filter.update(det.found, det.board, det.occluded, det.problem)
+        step = self.filter.update(det.found, det.board, det.occluded, det.problem, capture_ns)
         obs = det.to_observation(frame_id, capture_ns=capture_ns)
-        obs = _with(obs, stable=step.stable, agreeing_frames=step.agreeing)
+        obs = _with(obs, stable=step.stable, agreeing_frames=step.agreeing, window_start_ns=step.since_ns)
         moved = False
         if step.stable:
             # Keep the newest stable frame (its pose and capture time), not the one that first made it

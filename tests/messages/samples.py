@@ -22,6 +22,8 @@ SAMPLES: dict[str, m.Message] = {
         supply=[m.SupplyPiece(colour="white", center_px=m.Point(10, 20), radius_px=9.0)],
         stable=True,
         agreeing_frames=6,
+        capture_ns=2_000_000_000,
+        window_start_ns=1_833_000_000,
     ),
     "ButtonPress": m.ButtonPress(press_id=4, source="sim", press_ns=123),
     "PanelState": m.PanelState(lamp=True, pattern="your-turn", leds={"status": "green"}, text="your turn"),

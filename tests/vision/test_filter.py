@@ -152,3 +152,40 @@ def test_a_stable_board_turned_by_the_operator_is_announced_again_with_its_new_p
     assert stable is not None and stable.pose is not None
     assert stable.pose.angle_deg == pytest.approx(25.0, abs=1.0)
     assert stable.frame_id == 21, "the repeat carries the newest stable frame"
+
+
+def test_the_window_behind_a_stable_frame_starts_at_the_first_agreeing_frame() -> None:
+    """A board left alone for a while: every frame stands for the whole run since the hand left, so a
+    frame captured after a moment (a button press) is stable at once, its window begun before it."""
+    f = StabilityFilter(3)
+    ms = 1_000_000
+    assert f.update(True, "X........", True, capture_ns=0 * ms).since_ns == 0  # the hand still covers it
+    steps = [f.update(True, "X...O....", False, capture_ns=t * ms) for t in (33, 66, 100, 133, 166)]
+    assert [s.since_ns for s in steps] == [33 * ms] * 5
+    assert [s.stable for s in steps] == [False, False, True, True, True]
+    # a new reading starts a new window; an unusable frame ends it
+    moved = f.update(True, "X...O...X", False, capture_ns=200 * ms)
+    assert moved.since_ns == 200 * ms and not moved.stable
+    covered = f.update(True, "X...O...X", True, capture_ns=233 * ms)
+    assert covered.since_ns == 0 and covered.agreeing == 0
+    assert f.update(True, "X...O...X", False, capture_ns=266 * ms).since_ns == 266 * ms
+    f.reset()
+    assert f.update(True, "X...O...X", False, capture_ns=300 * ms).since_ns == 300 * ms
+
+
+def test_core_observations_carry_their_window() -> None:
+    from services.vision.tracker import VisionCore
+
+    core = VisionCore(stable_frames=3)
+    ms = 1_000_000
+    hidden = draw(
+        Scene(center=(320.0, 240.0), angle_deg=10.0, board="X...O....", noise=2.0, hand=(330.0, 250.0, 0.0)),
+        seed=1,
+    )
+    first = core.process(hidden, frame_id=0, capture_ns=10 * ms)
+    assert not first.observation.stable and first.observation.window_start_ns == 0
+    out = [core.process(_scene(), frame_id=i, capture_ns=(10 + 33 * i) * ms).observation for i in range(1, 6)]
+    assert [o.stable for o in out] == [False, False, True, True, True]
+    assert {o.window_start_ns for o in out} == {43 * ms}
+    assert [o.capture_ns for o in out] == [(10 + 33 * i) * ms for i in range(1, 6)]
+    assert core.stable_observation is not None and core.stable_observation.window_start_ns == 43 * ms
