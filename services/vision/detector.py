@@ -961,7 +961,11 @@ def _combine(
         # A sheet over the square, a pen in it: flagged by the ring's own rules, which a large piece
         # does not trip (it trips "reaches-lines", which the corners' reading answers for).
         flagged = a[4] in RING_FLAGS_KEPT
-        out.append(a if (ring_clean and (bare_to_ring or piece_to_ring or small)) or flagged else b)
+        chosen = a if (ring_clean and (bare_to_ring or piece_to_ring or small)) or flagged else b
+        if a[0] != b[0]:
+            # The two readings disagree: whichever is taken, it is not a certain one.
+            chosen = (chosen[0], min(chosen[1], DISAGREEMENT_MAX_CONFIDENCE), *chosen[2:])
+        out.append(chosen)
     return out
 
 
@@ -1200,6 +1204,8 @@ RING_FOREIGN_MIN_AREA: Final = 0.08
 RING_FOREIGN_RING_COVER: Final = 0.55
 
 
+#: a square the two readings disagree on is read with at most this confidence.
+DISAGREEMENT_MAX_CONFIDENCE: Final = 0.75
 #: what the ring reading flags that is kept whatever the corners' reading says.
 RING_FLAGS_KEPT: Final = ("background", "elongated")
 #: the ring reading's thresholds (see _read_squares_ring): a pixel differs beyond this share of the

@@ -1,0 +1,127 @@
+"""The detector on the conditions of issue 11, each on its own, drawn by the second renderer
+(tests/vision/synth.py with tests/vision/looks.py's contest looks): plates of every family (white, grey,
+wood, dark, saturated, pastel), large pieces, white pieces within 20 grey levels of the plate, glossy
+pieces, thin and thick lines, low JPEG quality, motion blur, warm and cool light, a 2:1 gradient,
+vignetting, small and large pitches.
+
+These looks are what the thresholds were tuned on; the held-out generator (tests/vision/heldout), which
+nothing was tuned on, is reported by bench/vision.py. The floors below are the shares measured when the
+tests were written, less a margin: they guard against regressions, they do not prove the targets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from services.vision.detector import detect
+
+from .looks import PLATES, contest_scene
+from .synth import Scene, draw
+
+FRAMES = 12
+
+
+def _rotate(board: str, turns: int) -> str:
+    rows = [list(board[i * 3 : i * 3 + 3]) for i in range(3)]
+    for _ in range(turns % 4):
+        rows = [list(r) for r in zip(*rows[::-1], strict=True)]
+    return "".join("".join(r) for r in rows)
+
+
+def _score(scenes: list[Scene]) -> tuple[float, int]:
+    """Share of squares right, and squares read wrong (not unknown) with confidence >= 0.9."""
+    right = confident_wrong = 0
+    for i, scene in enumerate(scenes):
+        det = detect(draw(scene, seed=i))
+        turns = round((det.pose.angle_deg - scene.angle_deg) / 90) if det.pose else 0
+        truth = _rotate(scene.board, turns)
+        for sq, a, b in zip(det.squares, det.board, truth, strict=False):
+            confident_wrong += a not in ("?", b) and sq.confidence >= 0.9
+        right += sum(a == b for a, b in zip(det.board, truth, strict=True))
+    return right / (9 * len(scenes)), confident_wrong
+
+
+def _looks(seed: int, change: object = None, plate: str | None = None) -> list[Scene]:
+    rng = np.random.default_rng(seed)
+    scenes = []
+    for _ in range(FRAMES):
+        scene = contest_scene(rng, plate=plate)
+        scenes.append(change(scene, rng) if callable(change) else scene)
+    return scenes
+
+
+def _full_board(scene: Scene, rng: np.random.Generator) -> Scene:
+    board = "".join(rng.permutation(list("XXXXXOOOO")))
+    return replace(scene, board=board, supply=(), piece_frac=float(rng.uniform(0.76, 0.84)))
+
+
+def _pitch(scene: Scene, pitch: float) -> Scene:
+    """The same look at another pitch: lines keep their share of it, the board moves to the middle of
+    the frame (supply columns are dropped: they would leave it)."""
+    return replace(
+        scene,
+        pitch_px=pitch,
+        line_px=scene.line_px / scene.pitch_px * pitch,
+        center=(320.0, 240.0),
+        supply=(),
+    )
+
+
+CONDITIONS: dict[str, tuple[object, float]] = {
+    "large pieces (radius 0.38-0.44)": (
+        lambda s, r: replace(s, piece_frac=float(r.uniform(0.76, 0.88)), piece_jitter=0.0),
+        0.8,
+    ),
+    "small pieces (radius 0.20-0.25)": (lambda s, r: replace(s, piece_frac=float(r.uniform(0.4, 0.5))), 0.97),
+    "glossy": (lambda s, r: replace(s, glare=True), 0.9),
+    "matte": (lambda s, r: replace(s, glare=False), 0.9),
+    "thin lines (2-4%)": (lambda s, r: replace(s, line_px=float(r.uniform(0.02, 0.04)) * s.pitch_px), 0.8),
+    "thick lines (9-12%)": (lambda s, r: replace(s, line_px=float(r.uniform(0.09, 0.12)) * s.pitch_px), 0.9),
+    "JPEG 50-60": (lambda s, r: replace(s, jpeg_quality=int(r.integers(50, 61))), 0.9),
+    "motion blur 1-2 px": (lambda s, r: replace(s, motion_blur=float(r.uniform(1, 2))), 0.9),
+    "warm light": (lambda s, r: replace(s, white_balance=(0.85, 1.0, 1.15)), 0.9),
+    "cool light": (lambda s, r: replace(s, white_balance=(1.15, 1.0, 0.85)), 0.9),
+    "2:1 gradient": (lambda s, r: replace(s, gradient=0.5), 0.9),
+    "vignetting": (lambda s, r: replace(s, vignette=0.3), 0.9),
+    # Measured when written: 75% (boards of large pieces at small pitches are often not found).
+    "small pitch (35-45 px)": (lambda s, r: _pitch(s, float(r.uniform(35, 45))), 0.7),
+    "large pitch (80-90 px)": (lambda s, r: _pitch(s, float(r.uniform(80, 90))), 0.85),
+}
+
+
+@pytest.mark.parametrize("plate", sorted(PLATES))
+def test_every_plate_family(plate: str) -> None:
+    share, confident_wrong = _score(_looks(11, plate=plate))
+    assert share >= 0.9, f"{plate}: {share:.1%} of squares right"
+    assert confident_wrong <= 1, f"{plate}: {confident_wrong} squares wrong with confidence >= 0.9"
+
+
+@pytest.mark.parametrize("condition", sorted(CONDITIONS))
+def test_each_condition(condition: str) -> None:
+    change, floor = CONDITIONS[condition]
+    share, confident_wrong = _score(_looks(12, change))
+    assert share >= floor, f"{condition}: {share:.1%} of squares right"
+    assert confident_wrong <= 1, f"{condition}: {confident_wrong} squares wrong with confidence >= 0.9"
+
+
+def test_white_pieces_within_20_grey_levels_of_a_white_plate() -> None:
+    def white_on_white(scene: Scene, rng: np.random.Generator) -> Scene:
+        grey = float(np.mean(scene.board_grey)) + float(rng.uniform(-20, 20))
+        return replace(scene, white_grey=(grey, grey, grey))
+
+    share, confident_wrong = _score(_looks(13, white_on_white, plate="white"))
+    assert share >= 0.9, f"{share:.1%} of squares right"
+    assert confident_wrong <= 1
+
+
+def test_a_full_board_of_large_pieces_is_found_and_read() -> None:
+    scenes = _looks(14, _full_board)
+    found = sum(detect(draw(s, seed=i)).found for i, s in enumerate(scenes))
+    share, confident_wrong = _score(scenes)
+    # Measured when written: 10 of 16 found. A known weakness (issue 11 stays open on it).
+    assert found >= 0.5 * len(scenes), f"{found}/{len(scenes)} full boards found"
+    assert share >= 0.5, f"{share:.1%} of squares right"
+    assert confident_wrong <= 1
