@@ -272,6 +272,6 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
         img = img + rng.normal(0.0, scene.noise, img.shape).astype(np.float32)
     out = np.clip(img, 0, 255).astype(np.uint8)
     if scene.jpeg_quality:
-        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
+        _ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
         out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return out
