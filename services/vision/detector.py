@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Final, Literal
@@ -905,16 +904,13 @@ def _read_squares(
     background = np.linalg.norm(own, axis=1) > FOREIGN_BACKGROUND_FRAC * scale
     body_zone = rad <= PIECE_MAX_RADIUS
     far = geo.corner & (rad >= FOREIGN_CORNER_RADIUS)
+    far_zones = [zone for zone in (far & (geo.quadrant == q) for q in range(4)) if zone.any()]
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = params.piece_min_fill
     for k in range(9):
         d = differs[k]
         evidence, centre, edge = _piece_evidence(d, geo, body_zone)
-        corners_covered = sum(
-            float(d[far & (geo.quadrant == q)].mean()) > FOREIGN_CORNER_COVER
-            for q in range(4)
-            if (far & (geo.quadrant == q)).any()
-        )
+        corners_covered = sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones)
         why = ""
         if background[k]:
             why = "background"
@@ -996,12 +992,14 @@ def _piece_evidence(
     total = np.bincount(cell, minlength=size).reshape(RING_COUNT + 1, RING_SECTORS)[:RING_COUNT]
     hit = np.bincount(cell, weights=differs.astype(np.float64), minlength=size)
     hit = hit.reshape(RING_COUNT + 1, RING_SECTORS)[:RING_COUNT]
-    share = np.where(total > 0, hit / np.maximum(total, 1), np.nan)
-    enough = total.sum(axis=1) >= MIN_RING_PIXELS
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a ring with no pixel at all: nan, then 0
-        ring_share = np.where(enough, np.nanmedian(share, axis=1), 0.0)
-    ring_share = np.nan_to_num(ring_share)
+    # The median over each ring's sectors that hold pixels (empty sectors sort last as inf).
+    share = np.sort(np.where(total > 0, hit / np.maximum(total, 1), np.inf), axis=1)
+    count = np.count_nonzero(total, axis=1)
+    rows = np.arange(RING_COUNT)
+    lo, hi = np.maximum(count - 1, 0) // 2, np.maximum(count, 1) // 2
+    median = (share[rows, lo] + share[rows, np.minimum(hi, RING_SECTORS - 1)]) / 2.0
+    enough = (total.sum(axis=1) >= MIN_RING_PIXELS) & (count > 0)
+    ring_share = np.where(enough, median, 0.0)
     best = float(ring_share.max())
     full = np.flatnonzero(ring_share >= 0.5 * best)
     edge = RING_FIRST + RING_STEP * float(full[-1]) if best > 0 else 0.0
