@@ -2,7 +2,8 @@
 
 Publishes ``sim.world`` (WorldState) every ``simworld.publish_period_s`` and as soon as the world's
 revision changes (checked every few milliseconds); applies ``sim.action`` (WorldAction) and ``sim.fault``
-(FaultInjection). A bad action is logged and ignored: the world is unchanged.
+(FaultInjection). A bad action is logged and ignored: the world is unchanged. An action id is applied
+once (senders publish an action again until the bus echoes it).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from .world import World, WorldError
 
 #: how often the service looks for a changed world (seconds).
 CHANGE_POLL_S: Final = 0.01
+#: how many recent action ids are remembered to apply each once.
+APPLIED_IDS: Final = 1024
 
 
 class WorldFileError(ValueError):
@@ -72,6 +75,7 @@ class SimWorld(Service):
         self.closing(self.controller)
         self.actions_applied = 0
         self.actions_rejected = 0
+        self._applied: dict[str, None] = {}
 
     async def run(self) -> None:
         port = self.controller.start_pty(self.config.simworld.serial_link)
@@ -101,6 +105,12 @@ class SimWorld(Service):
         """Apply one bus message; bad ones are logged and ignored."""
         match message:
             case WorldAction():
+                if message.action_id in self._applied:
+                    self.log.debug("action repeated: applied once", id=message.action_id)
+                    return
+                self._applied[message.action_id] = None
+                while len(self._applied) > APPLIED_IDS:
+                    del self._applied[next(iter(self._applied))]
                 try:
                     self.controller.apply(message)
                     self.actions_applied += 1
