@@ -54,7 +54,7 @@ def progress_key(state: GameState) -> tuple[Any, ...]:
         state.pending_command,
         state.illegal_moves,
         state.cheats_restored,
-        state.press_ack,
+        getattr(state, "press_ack", 0),
         state.result,
     )
 
@@ -204,3 +204,7 @@ def worst_placement_s(results: Sequence[Any]) -> float:
     """The longest placement (command -> vision's confirmation, wall seconds) of every game."""
     durations = [p.duration_s for r in results if r.seen.state for p in r.seen.state.placements]
     return max(durations, default=0.0)
+
+
+def median(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
