@@ -12,6 +12,10 @@ every kill it records:
   whose progress (phase, moves, placements, judgments, result) differs from what it was then, with no
   process down.
 
+With ``freeze_share`` > 0 that share of the events is a freeze instead of a kill: SIGSTOP, ``freeze_s``
+seconds, SIGCONT (always sent, even when the run is cancelled). ``back_s`` is then the first heartbeat
+after the resume, and ``paused`` says whether the referee's state showed the victim down meanwhile.
+
 Used by ``tests/e2e/test_chaos.py`` and ``bench/chaos.py``.
 """
 
@@ -69,8 +73,13 @@ class Kill:
     at: float
     #: where the game was ("phase/activity move N")
     moment: str
+    #: "kill" (SIGKILL) or "freeze" (SIGSTOP, then SIGCONT after ``freeze_s``)
+    kind: str = "kill"
     back_s: float | None = None
     progress_s: float | None = None
+    #: a freeze: when SIGCONT was sent (monotonic), and whether the referee showed the victim down
+    resumed_at: float | None = None
+    paused: bool = False
     _back_key: tuple[Any, ...] | None = None
 
 
@@ -83,6 +92,8 @@ class Monkey:
     seed: int
     victims: Sequence[str] = VICTIMS
     interval: tuple[float, float] = DEFAULT_INTERVAL_S
+    freeze_share: float = 0.0
+    freeze_s: float = 5.0
     kills: list[Kill] = field(default_factory=list)
     #: the newest referee state (by pid, then revision) and the newest pid of every process heard
     state: GameState | None = None
@@ -107,12 +118,26 @@ class Monkey:
                 now = time.monotonic()
                 if env is not None:
                     self._take(env.message, env.header.pid, now)
+                self._resume_due(now)
                 if now >= next_kill and self._may_kill():
-                    await self._kill(rng.choice(list(self.victims)), now)
+                    freeze = rng.random() < self.freeze_share
+                    await self._kill(rng.choice(list(self.victims)), now, freeze)
                     next_kill = now + rng.uniform(*self.interval)
         finally:
+            for k in self.kills:  # never leave a process stopped
+                if k.kind == "freeze" and k.resumed_at is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(k.pid, signal.SIGCONT)
+                    k.resumed_at = time.monotonic()
             sub.close()
             ctx.destroy(linger=0)
+
+    def _resume_due(self, now: float) -> None:
+        for k in self.kills:
+            if k.kind == "freeze" and k.resumed_at is None and now - k.at >= self.freeze_s:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(k.pid, signal.SIGCONT)
+                k.resumed_at = now
 
     def _may_kill(self) -> bool:
         s = self.state
@@ -120,7 +145,7 @@ class Monkey:
             return False
         return not self.kills or self.kills[-1].back_s is not None
 
-    async def _kill(self, victim: str, now: float) -> None:
+    async def _kill(self, victim: str, now: float, freeze: bool = False) -> None:
         try:
             pids = await asyncio.to_thread(self.stack.pids)
         except Exception:  # supervisord busy: try at the next look
@@ -129,12 +154,12 @@ class Monkey:
         if not pid:
             return
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+            os.kill(pid, signal.SIGSTOP if freeze else signal.SIGKILL)
             s = self.state
             moment = (
                 "" if s is None else f"{s.paused_phase or s.phase}/{s.activity or '-'} move {s.move_number}"
             )
-            self.kills.append(Kill(victim, pid, now, moment))
+            self.kills.append(Kill(victim, pid, now, moment, "freeze" if freeze else "kill"))
 
     def _take(self, msg: Any, pid: int, now: float) -> None:
         if isinstance(msg, ButtonPress):
@@ -143,7 +168,11 @@ class Monkey:
         elif isinstance(msg, Heartbeat):
             self.pids[msg.process] = msg.pid
             for k in self.kills:
-                if k.victim == msg.process and k.back_s is None and msg.pid != k.pid:
+                if k.victim != msg.process or k.back_s is not None:
+                    continue
+                if (k.kind == "kill" and msg.pid != k.pid) or (
+                    k.kind == "freeze" and k.resumed_at is not None
+                ):
                     k.back_s = now - k.at
                     k._back_key = progress_key(self.state) if self.state is not None else None
         elif isinstance(msg, GameState):
@@ -153,6 +182,8 @@ class Monkey:
                 return
             key = progress_key(msg)
             for k in self.kills:
+                if k.kind == "freeze" and k.back_s is None and k.victim in msg.peers_down:
+                    k.paused = True
                 if k.back_s is None or k.progress_s is not None or msg.peers_down or msg.phase == "paused":
                     continue
                 if key != k._back_key:
@@ -165,26 +196,38 @@ class ChaosFigures:
 
     kills: list[Kill]
 
-    def per_process(self) -> dict[str, int]:
-        counts = Counter(k.victim for k in self.kills)
+    def per_process(self, kind: str = "kill") -> dict[str, int]:
+        counts = Counter(k.victim for k in self.kills if k.kind == kind)
         return {v: counts.get(v, 0) for v in VICTIMS}
 
+    def freezes(self) -> list[Kill]:
+        return [k for k in self.kills if k.kind == "freeze"]
+
     def recoveries(self) -> list[float]:
-        return [k.progress_s for k in self.kills if k.progress_s is not None]
+        """kill -> next progress, for the kills (not the freezes)."""
+        return [k.progress_s for k in self.kills if k.progress_s is not None and k.kind == "kill"]
 
     def backs(self) -> list[float]:
-        return [k.back_s for k in self.kills if k.back_s is not None]
+        return [k.back_s for k in self.kills if k.back_s is not None and k.kind == "kill"]
 
     def unrecovered(self) -> list[Kill]:
         return [k for k in self.kills if k.progress_s is None]
 
     def lines(self) -> list[str]:
         rec, backs = self.recoveries(), self.backs()
+        kills = [k for k in self.kills if k.kind == "kill"]
         out = [
-            f"kills: {len(self.kills)} ("
+            f"kills: {len(kills)} ("
             + ", ".join(f"{name} {n}" for name, n in self.per_process().items())
             + ")",
         ]
+        freezes = self.freezes()
+        if freezes:
+            out.append(
+                f"freezes (SIGSTOP, then SIGCONT): {len(freezes)} ("
+                + ", ".join(f"{name} {n}" for name, n in self.per_process("freeze").items() if n)
+                + f"); the referee showed the frozen process down in {sum(k.paused for k in freezes)}"
+            )
         if backs:
             out.append(
                 f"kill -> restarted process heard: median {statistics.median(backs):.2f} s, "

@@ -65,3 +65,43 @@ async def test_random_kills_during_games(chaos_sim: SimStack) -> None:
     unacked = sorted(p for p in monkey.presses if p > final_ack)
     assert not unacked, f"presses never acknowledged by the referee: {unacked} {report}"
     assert set(chaos_sim.states().values()) == {"RUNNING"}
+
+
+async def test_a_frozen_process_pauses_the_game_which_goes_on_when_it_resumes(chaos_sim: SimStack) -> None:
+    """SIGSTOP of a required peer for 5 s (longer than the 3 s liveness timeout), then SIGCONT."""
+    # task 6: the person also moves a device piece, which the device restores
+    plans = simrun.plan_tasks(SimOptions(tasks=(6,), seed=SEED + 1300, speed=SPEED), chaos_sim.config)
+    monkey = chaos.Monkey(
+        chaos_sim.stack,
+        chaos_sim.config,
+        seed=SEED + 1301,
+        victims=("vision", "actuator", "led"),
+        interval=(1.0, 3.0),
+        freeze_share=1.0,
+        freeze_s=5.0,
+    )
+    async with SimSession(chaos_sim.config) as session:
+        killer = asyncio.create_task(monkey.run(), name="freezes")
+        try:
+            results = await simrun.run_plans(session, plans, Progress(sys.stderr), fail_fast=True)
+        finally:
+            killer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await killer
+    freezes = chaos.ChaosFigures(monkey.kills).freezes()
+    report = (
+        table(results)
+        + "\n"
+        + "\n".join(
+            f"  {k.victim} frozen at {k.moment}: shown down {k.paused}, back {k.back_s}, "
+            f"progress {k.progress_s}"
+            for k in freezes
+        )
+    )
+    print(report)
+    assert len(results) == len(plans) and all(r.verdict.ok for r in results), report + chaos_sim.where()
+    # (a freeze still running when the game ended was cut short by the end of the run)
+    done = [k for k in freezes if k.back_s is not None]
+    assert done, report
+    assert all(k.paused for k in done), f"a frozen process was not noticed {report}"
+    assert set(chaos_sim.states().values()) == {"RUNNING"}
