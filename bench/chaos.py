@@ -12,7 +12,7 @@ The same as ``tests/e2e/test_chaos.py``, for longer: ``--games`` games per task 
 - presses announced by the panel and never acknowledged by the referee (should be none).
 
 Usage: ``python bench/chaos.py [--games N] [--tasks 4,5,6] [--human POLICY] [--speed F] [--seed S]
-[--interval MIN,MAX] [--summary FILE.json]``. Figures vary with the machine's load.
+[--interval MIN,MAX] [--freeze-share F] [--summary FILE.json]``. Figures vary with the machine's load.
 """
 
 from __future__ import annotations
@@ -38,10 +38,15 @@ from services.common import config as config_module  # noqa: E402
 
 
 async def run(
-    config: Any, stack: stack_module.Stack, options: SimOptions, interval: tuple[float, float], seed: int
+    config: Any,
+    stack: stack_module.Stack,
+    options: SimOptions,
+    interval: tuple[float, float],
+    seed: int,
+    freeze_share: float = 0.0,
 ) -> tuple[list[simrun.TaskResult], chaos.Monkey, int]:
     plans = simrun.plan_tasks(options, config)
-    monkey = chaos.Monkey(stack, config, seed=seed, interval=interval)
+    monkey = chaos.Monkey(stack, config, seed=seed, interval=interval, freeze_share=freeze_share)
     async with SimSession(config) as session:
         killer = asyncio.create_task(monkey.run(), name="chaos")
         try:
@@ -63,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--speed", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--interval", default="1,5", help="seconds between kills: MIN,MAX (default 1,5)")
+    parser.add_argument(
+        "--freeze-share", type=float, default=0.0, help="share of events that are 5 s SIGSTOPs (default 0)"
+    )
     parser.add_argument("--summary", metavar="FILE.json", help="also write the figures as JSON")
     args = parser.parse_args(argv)
     tasks = tuple(int(t) for t in args.tasks.split(","))
@@ -77,7 +85,9 @@ def main(argv: list[str] | None = None) -> int:
             stack.wait_running(timeout=60)
             stack.wait_heartbeats(config, timeout=60)
             t0 = time.monotonic()
-            results, monkey, ack = asyncio.run(run(config, stack, options, (lo, hi), args.seed + 1))
+            results, monkey, ack = asyncio.run(
+                run(config, stack, options, (lo, hi), args.seed + 1, args.freeze_share)
+            )
             wall = time.monotonic() - t0
     figures = chaos.ChaosFigures(monkey.kills)
     met = sum(r.verdict.ok for r in results)
