@@ -7,7 +7,7 @@ plan has finished: the referee holds ``waiting-for-person`` until the button, so
 
 Like a person, it presses again when the lamp still asks ``simhuman.repress_s`` after a press (one lost
 with a restart of the panel). Its hand is never lost: a world action is published again (same id; the
-world applies an id once) until the bus echoes it back.
+world applies an id once) until the world lists its id in ``sim.world`` (``actions_seen``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
-from messages import ButtonLevel, GameState, HumanSetup, WorldAction
+from messages import ButtonLevel, GameState, HumanSetup, WorldAction, WorldState
 from services.bus.client import request_snapshot
 from services.common.shell import Service, run_service
 
@@ -34,7 +34,7 @@ T = TypeVar("T")
 
 #: a contact bounce lasts this long (real seconds, not scaled: it is electrical).
 BOUNCE_S: Final = 0.002
-#: a world action not echoed by the bus within this is published again; given up after ACTION_GIVE_UP_S.
+#: a world action the world has not taken within this is published again; given up after ACTION_GIVE_UP_S.
 ACTION_RESEND_S: Final = 0.25
 ACTION_GIVE_UP_S: Final = 10.0
 #: the main loop looks at the lamp at least this often (to press again).
@@ -105,7 +105,7 @@ class SimHuman(Service):
         return self.person.config.policy == "you"
 
     async def run(self) -> None:
-        sub = self.sub = self.subscribe(["referee.state", "sim.human", "sim.action"])
+        sub = self.sub = self.subscribe(["referee.state", "sim.human", "sim.world"])
         snap = await request_snapshot(
             self.ctx, self.config.bus.snapshot, "referee.state", timeout=0.5, attempts=1, bus=self.config.bus
         )
@@ -190,26 +190,26 @@ class SimHuman(Service):
                     self.log.info(text)
 
     async def act(self, action: WorldAction) -> None:
-        """Publish ``action`` until the bus echoes it back (a restarting bus loses what it is sent);
-        messages arriving meanwhile are taken as usual."""
+        """Publish ``action`` until the world says it took it (``sim.world``'s ``actions_seen``): a
+        restarting bus loses what it is sent, and its echo would not prove that the world, which may
+        not have reconnected yet, got it. Messages arriving meanwhile are taken as usual."""
         if self.sub is None:  # not running (tests of the steps alone)
             await self.pub.publish("sim.action", action)
             return
-        sent: set[int] = set()
         give_up = time.monotonic() + ACTION_GIVE_UP_S
         while time.monotonic() < give_up:
-            sent.add((await self.pub.publish("sim.action", action)).seq)
+            await self.pub.publish("sim.action", action)
             resend = time.monotonic() + ACTION_RESEND_S
             while (left := resend - time.monotonic()) > 0:
                 env = await self.sub.recv(timeout=left)
                 if env is None:
                     break
-                if env.topic == "sim.action" and env.header.source == self.name:
-                    if env.header.seq in sent:
+                if isinstance(env.message, WorldState):
+                    if action.action_id in env.message.actions_seen:
                         return
                     continue
                 await self.on_message(env.message)
-        self.log.warning("world action not echoed by the bus: given up", id=action.action_id)
+        self.log.warning("world action not taken by the world: given up", id=action.action_id)
 
     async def press(self, hold_s: float) -> None:
         bounce = self.person.config.bounce
