@@ -64,7 +64,8 @@ async def test_random_kills_during_games(chaos_sim: SimStack) -> None:
     assert all(k.back_s is not None for k in monkey.kills), f"a killed process never came back {report}"
     unacked = sorted(p for p in monkey.presses if p > final_ack)
     assert not unacked, f"presses never acknowledged by the referee: {unacked} {report}"
-    assert set(chaos_sim.states().values()) == {"RUNNING"}
+    # the last victim may still be starting: every process is running again within the deadline
+    chaos_sim.stack.wait_running(timeout=30)
 
 
 async def test_a_frozen_process_pauses_the_game_which_goes_on_when_it_resumes(chaos_sim: SimStack) -> None:
@@ -104,4 +105,5 @@ async def test_a_frozen_process_pauses_the_game_which_goes_on_when_it_resumes(ch
     done = [k for k in freezes if k.back_s is not None]
     assert done, report
     assert all(k.paused for k in done), f"a frozen process was not noticed {report}"
-    assert set(chaos_sim.states().values()) == {"RUNNING"}
+    # the last victim may still be starting: every process is running again within the deadline
+    chaos_sim.stack.wait_running(timeout=30)
