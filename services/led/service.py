@@ -192,12 +192,12 @@ class LedService(Service):
                 self.ask_again = _turn(state)
                 self.log.info("started during the person's turn: asking for the button again")
 
-
-def _turn(state: GameState) -> tuple[str, int, int, int]:
-    """What identifies one turn of the person's (the referee changes it when it hands the turn back)."""
-    return (state.game_id, state.move_number, state.illegal_moves, state.cheats_restored)
-
     async def shutdown(self) -> None:
         if self._poll_handle is not None:
             self._poll_handle.cancel()
         await self.panel.close()
+
+
+def _turn(state: GameState) -> tuple[str, int, int, int]:
+    """What identifies one turn of the person's (the referee changes it when it hands the turn back)."""
+    return (state.game_id, state.move_number, state.illegal_moves, state.cheats_restored)
