@@ -24,6 +24,11 @@ Phases (``RefereeState.phase``; GameState.phase shows "paused" instead while a r
 
     any active phase ──stop──▶ game-over (stopped);  a required peer silent ──▶ paused ──back──▶ (same)
 
+Nothing that changes the game is trusted to arrive once: a pending command or move request with no news
+for ``requery_s`` is asked about again, and at once when the bus or the actuator restarts (a new pid in
+its heartbeat) or the shell reports lost messages (:class:`Resync`); a button press id is taken once and
+acknowledged in ``GameState.press_ack``.
+
 A placement that vision does not confirm within ``confirm_timeout_s`` of the actuator's "done" (or that
 the actuator reports failed) is analysed against the last stable view: a piece on the wrong square is
 moved to the right one, a missing piece is replaced from the supply, up to ``placement_retries`` times;
@@ -1296,7 +1301,8 @@ def _on_restarted(state: RefereeState, now: float, out: list[Action]) -> Referee
 
 def _on_resync(state: RefereeState, event: Resync, out: list[Action]) -> RefereeState:
     """Messages may have been lost (a sequence gap, a publisher or the bus restarted): ask again about
-    a pending command or move request, at most once per ``requery_s``."""
+    a pending command or move request, unless it was asked within a quarter of ``requery_s`` (a burst
+    of gaps after one restart asks once)."""
     if state.paused:
         return state
     pending, request = state.pending, state.request
