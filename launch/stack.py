@@ -190,7 +190,8 @@ class Stack:
             raise StackError(
                 f"a stack is already running in {self.files.runtime_dir}; stop it with `sanzi down`"
             )
-        cmd = [sys.executable, "-m", "supervisor.supervisord", "-n", "-c", str(self.files.supervisord_conf)]
+        # supervisord with its loop turning every 0.1 s (a dead process restarts at once): launch.supervisord
+        cmd = [sys.executable, "-m", "launch.supervisord", "-n", "-c", str(self.files.supervisord_conf)]
         env = dict(os.environ)
         env["SANZI_RUNTIME_DIR"] = str(self.files.runtime_dir)
         env["SANZI_CONFIG"] = str(self.files.config_file)

@@ -6,7 +6,11 @@ from .base import Message
 
 
 class ButtonPress(Message, frozen=True):
-    """The person pressed the button (debounced, one message per press)."""
+    """The person pressed the button (debounced, one message per press).
+
+    A positive ``press_id`` grows with every press, across restarts of the panel: the panel announces
+    the same press again (same id) until the referee acknowledges it in ``GameState.press_ack``, and the
+    referee takes each id once. An id <= 0 (a tool's press) is never acknowledged nor repeated."""
 
     press_id: int
     #: which driver saw it: "gpio", "serial", "console", "sim".

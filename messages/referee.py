@@ -74,3 +74,6 @@ class GameState(Message, frozen=True):
     first_square: int | None = None
     #: the phase the game is in underneath "paused" ("" when not paused).
     paused_phase: str = ""
+    #: the id of the newest button press the referee has taken (acted on, or ignored as out of turn or
+    #: as a repeat): the panel announces a press again until it sees its id here. 0: none yet.
+    press_ack: int = 0

@@ -72,6 +72,9 @@ class WorldState(Message, frozen=True):
     piece_diameter_mm: float = 22.0
     #: grows by one on every discrete change of the world (pieces, magnet, hand, board), not on motion.
     revision: int = 0
+    #: ids of the last world actions taken (applied or refused), oldest first: a sender publishes an
+    #: action again until its id shows here (a bus restart loses what is sent meanwhile).
+    actions_seen: list[str] = []
 
 
 class WorldAction(Message, frozen=True):

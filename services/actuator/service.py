@@ -3,7 +3,8 @@
 - connects to the motion controller (retrying every ``actuator.reconnect_s`` while the port is absent),
   homes when configured;
 - takes ``actuator.command``: queries are answered at once, other commands are carried out one at a time
-  in arrival order; a command id that is being carried out is answered ``accepted`` (repeat) again;
+  in arrival order; a command id that is being carried out or waits in the queue is answered
+  ``accepted`` (repeat) again, and queued once only;
 - keeps the newest board pose from ``vision.board`` / ``vision.stable``;
 - publishes ``actuator.event`` for every step of every command and ``actuator.position`` every
   ``actuator.position_period_s`` (state "Offline" while the controller is not connected).
@@ -44,6 +45,8 @@ class ActuatorService(Service):
         self.connect_error = ""
         self._reconnect = asyncio.Event()
         self._queue: asyncio.Queue[ActuatorCommand] = asyncio.Queue()
+        #: ids in the queue, not begun yet (a query about one is answered "accepted", not "unknown").
+        self._queued: set[str] = set()
 
     async def emit(self, event: ActuatorEvent) -> None:
         await self.pub.publish("actuator.event", event)
@@ -74,7 +77,13 @@ class ActuatorService(Service):
             await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _take(self, cmd: ActuatorCommand) -> None:
-        if cmd.kind == "query":
+        if cmd.command_id in self._queued and self.record.outcome(cmd.command_id) is None:
+            await self.emit(
+                ActuatorEvent(
+                    command_id=cmd.command_id, status="accepted", kind=cmd.kind, repeat=True, reason="queued"
+                )
+            )
+        elif cmd.kind == "query":
             await self.emit(self.core.answer_query(cmd))
         elif cmd.command_id == self.core.current:
             await self.emit(self.core.answer_query(cmd))  # being carried out: "accepted" again
@@ -82,6 +91,7 @@ class ActuatorService(Service):
             self.log.info(
                 "command received", command=cmd.command_id, kind=cmd.kind, queued=self._queue.qsize()
             )
+            self._queued.add(cmd.command_id)
             await self._queue.put(cmd)
 
     async def _connect_loop(self) -> None:
@@ -112,23 +122,29 @@ class ActuatorService(Service):
     async def _worker(self) -> None:
         while True:
             cmd = await self._queue.get()
-            if not self.ready.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.ready.wait(), 2 * self.config.actuator.reconnect_s)
-            # Known ids are still answered from the record; a new one cannot be carried out.
-            if not self.ready.is_set() and self.record.outcome(cmd.command_id) is None:
-                await self.emit(
-                    ActuatorEvent(
-                        command_id=cmd.command_id,
-                        status="failed",
-                        kind=cmd.kind,
-                        reason=f"controller not connected: {self.connect_error or 'connecting'}",
-                    )
+            try:
+                await self._carry_out(cmd)
+            finally:
+                self._queued.discard(cmd.command_id)
+
+    async def _carry_out(self, cmd: ActuatorCommand) -> None:
+        if not self.ready.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.ready.wait(), 2 * self.config.actuator.reconnect_s)
+        # Known ids are still answered from the record; a new one cannot be carried out.
+        if not self.ready.is_set() and self.record.outcome(cmd.command_id) is None:
+            await self.emit(
+                ActuatorEvent(
+                    command_id=cmd.command_id,
+                    status="failed",
+                    kind=cmd.kind,
+                    reason=f"controller not connected: {self.connect_error or 'connecting'}",
                 )
-                continue
-            event = await self.core.execute(cmd, self.emit)
-            if event.status == "failed" and not self.controller_alive():
-                self._reconnect.set()
+            )
+            return
+        event = await self.core.execute(cmd, self.emit)
+        if event.status == "failed" and not self.controller_alive():
+            self._reconnect.set()
 
     def controller_alive(self) -> bool:
         link = getattr(self.controller, "link", None)

@@ -41,6 +41,9 @@ from messages import Heartbeat
 from . import config as config_module
 from . import log as log_module
 
+#: the pauses after the first heartbeats of a process (then ``bus.heartbeat_period_s``).
+EARLY_HEARTBEATS_S = (0.05, 0.1, 0.2, 0.4)
+
 
 class Service(ABC):
     """Base class of a long-running process. Subclasses set ``name`` and implement :meth:`run`."""
@@ -89,10 +92,14 @@ class Service(ABC):
         )
 
     async def heartbeat_loop(self) -> None:
+        """A heartbeat every ``bus.heartbeat_period_s``; the first few come faster (see
+        :data:`EARLY_HEARTBEATS_S`) so that peers notice a restart well within one period, even when the
+        very first one is lost while the connection to the bus is still being made."""
         period = self.config.bus.heartbeat_period_s
+        early = [d for d in EARLY_HEARTBEATS_S if d < period]
         while True:
             await self.pub.publish("sys.heartbeat", self.heartbeat())
-            await asyncio.sleep(period)
+            await asyncio.sleep(early.pop(0) if early else period)
 
     @abstractmethod
     async def run(self) -> None:

@@ -26,3 +26,7 @@ class LedConfig(Section):
     serial_baudrate: int = 115200
     #: panel.state is published on every change and re-published this often (seconds).
     republish_s: float = 1.0
+    #: a button press is announced again this often (same id) until the referee acknowledges it in
+    #: referee.state (``press_ack``), and given up after ``press_latch_s``.
+    press_resend_s: float = 0.25
+    press_latch_s: float = 30.0

@@ -45,6 +45,8 @@ LOOKS: Final[dict[str, Look]] = {
     "moving": Look("blink-fast", "off", "moving a piece"),
     "checking": Look("flash-1", "off", "checking your move"),
     "your-turn": Look("on", "off", "your turn: move, then press the button"),
+    #: the panel restarted during the person's turn: a press made meanwhile may be lost.
+    "press-again": Look("on", "blink-fast", "your turn: if you pressed the button already, press it again"),
     "restoring": Look("blink-fast", "blink-fast", "putting back a moved piece"),
     "device-won": Look("flash-3", "off", "game over: the device won"),
     "person-won": Look("flash-4", "off", "game over: you won"),
@@ -106,7 +108,7 @@ RESULT_PATTERN: Final[dict[str, str]] = {
 }
 
 
-def _pattern(state: GameState, down: list[str]) -> tuple[str, Look]:
+def _pattern(state: GameState, down: list[str], ask_again: bool = False) -> tuple[str, Look]:
     if state.fault:
         look = LOOKS["fault"]
         return "fault", look._replace(text=f"fault: {state.fault}")
@@ -122,7 +124,8 @@ def _pattern(state: GameState, down: list[str]) -> tuple[str, Look]:
         flashes, text = ILLEGAL.get(state.illegal, (OTHER_ILLEGAL_FLASHES, f"illegal move: {state.illegal}"))
         return f"illegal-{state.illegal}", Look("off", f"flash-{flashes}", text)
     if state.phase == LAMP_PHASE:
-        return "your-turn", LOOKS["your-turn"]
+        name = "press-again" if ask_again else "your-turn"
+        return name, LOOKS[name]
     if state.activity in ACTIVITY_PATTERN:
         name = ACTIVITY_PATTERN[state.activity]
         return name, LOOKS[name]
@@ -130,11 +133,13 @@ def _pattern(state: GameState, down: list[str]) -> tuple[str, Look]:
     return name, LOOKS[name]
 
 
-def panel_for(state: GameState, peers_down: Iterable[str] = ()) -> PanelState:
+def panel_for(state: GameState, peers_down: Iterable[str] = (), ask_again: bool = False) -> PanelState:
     """The panel for ``state``. ``peers_down`` adds processes the led service itself found down (the
-    referee, whose silence ``state`` cannot report) to ``state.peers_down``."""
+    referee, whose silence ``state`` cannot report) to ``state.peers_down``. ``ask_again``: the panel
+    (re)started during the person's turn, so a press may have been lost with the old process; the lamp
+    asks with its own pattern ("press-again") until the turn ends."""
     down = sorted({*state.peers_down, *peers_down})
-    name, look = _pattern(state, down)
+    name, look = _pattern(state, down, ask_again)
     lamp = state.phase == LAMP_PHASE
     text = look.text
     if state.message and name not in ("fault", "process-down"):

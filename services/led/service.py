@@ -7,6 +7,11 @@ change (and every ``led.republish_s``); the driver shows it. Raw button levels (
 ``sim.button`` with driver "sim") go through :class:`services.led.debounce.Debouncer`; each press is one
 ``panel.button``. Press ids start from the wall-clock milliseconds at start, so they keep growing across
 restarts of this process.
+
+A press is latched: announced again (same id) every ``led.press_resend_s`` until the referee's state
+acknowledges it (``press_ack``), so that a press survives a restart of the bus or of the referee. A
+press made while this process itself was down is lost with it: when it starts during the person's turn
+the lamp asks with its own pattern ("press-again") until the turn ends.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from services.common.shell import Service
 
 from .debounce import Debouncer
 from .drivers import Panel, make_panel
-from .patterns import no_referee_panel, panel_for
+from .patterns import LAMP_PHASE, no_referee_panel, panel_for
 
 #: how long the snapshot request at start may take.
 SNAPSHOT_TIMEOUT_S = 0.5
@@ -61,6 +66,12 @@ class LedService(Service):
         self._press_count = 0
         self._poll_handle: asyncio.TimerHandle | None = None
         self._last_state_at: float | None = None
+        #: presses published and not yet acknowledged by the referee, by id (oldest first)
+        self.unacked: dict[int, ButtonPress] = {}
+        self._unacked_at: dict[int, float] = {}
+        #: the turn (game, move, illegal moves, cheats) this process started in with the lamp on, if any
+        self.ask_again: tuple[str, int, int, int] | None = None
+        self._first_state = True
 
     # -- the button ----------------------------------------------------------------------------------
 
@@ -97,6 +108,20 @@ class LedService(Service):
                 press_id=self._press_base + self._press_count, source=self.panel.name, press_ns=int(t * 1e9)
             )
             self.log.info("button pressed", press_id=press.press_id)
+            self.unacked[press.press_id] = press
+            self._unacked_at[press.press_id] = time.monotonic()
+            await self.pub.publish("panel.button", press)
+
+    async def resend_unacked(self, now: float) -> None:
+        """Announce again every press the referee has not acknowledged; forget acknowledged ones and
+        those older than ``led.press_latch_s``."""
+        ack = self.state.value.press_ack if self.state.value is not None else 0
+        for press_id in list(self.unacked):
+            if press_id <= ack or now - self._unacked_at[press_id] > self.led.press_latch_s:
+                if press_id > ack:
+                    self.log.warning("button press never acknowledged: given up", press_id=press_id)
+                del self.unacked[press_id], self._unacked_at[press_id]
+        for press in list(self.unacked.values()):
             await self.pub.publish("panel.button", press)
 
     # -- the panel -----------------------------------------------------------------------------------
@@ -108,7 +133,8 @@ class LedService(Service):
         silent = (
             self._last_state_at is not None and now - self._last_state_at > self.config.bus.peer_timeout_s
         )
-        return panel_for(state, ["referee"] if silent else [])
+        ask_again = self.ask_again is not None and self.ask_again == _turn(state)
+        return panel_for(state, ["referee"] if silent else [], ask_again=ask_again)
 
     async def run(self) -> None:
         topics = ["referee.state"] + (["sim.button"] if self.led.driver == "sim" else [])
@@ -130,6 +156,7 @@ class LedService(Service):
             if snapshot is not None and isinstance(snapshot.message, GameState):
                 self._take_state(snapshot.message)
             last_sent = 0.0
+            last_resend = 0.0
             while True:
                 env = await sub.recv(timeout=TICK_S)
                 if env is not None:
@@ -139,6 +166,9 @@ class LedService(Service):
                         case ButtonLevel(pressed=pressed):
                             self._level(pressed, env.header.mono_ns / 1e9)
                 now = time.monotonic()
+                if self.unacked and now - last_resend >= self.led.press_resend_s:
+                    last_resend = now
+                    await self.resend_unacked(now)
                 panel = self.current_panel(now)
                 if panel != self.shown or now - last_sent >= self.led.republish_s:
                     if panel != self.shown:
@@ -155,9 +185,19 @@ class LedService(Service):
 
     def _take_state(self, state: GameState) -> None:
         self._last_state_at = time.monotonic()  # any state, even an old revision, shows the referee lives
-        self.state.offer(state)
+        if self.state.offer(state) and self._first_state:
+            self._first_state = False
+            if state.phase == LAMP_PHASE:
+                # Started during the person's turn: a press made while the panel was down is lost.
+                self.ask_again = _turn(state)
+                self.log.info("started during the person's turn: asking for the button again")
 
     async def shutdown(self) -> None:
         if self._poll_handle is not None:
             self._poll_handle.cancel()
         await self.panel.close()
+
+
+def _turn(state: GameState) -> tuple[str, int, int, int]:
+    """What identifies one turn of the person's (the referee changes it when it hands the turn back)."""
+    return (state.game_id, state.move_number, state.illegal_moves, state.cheats_restored)

@@ -29,6 +29,9 @@ class RefereeConfig(Section):
     #: an actuator command with no report for this long is queried (and re-sent if the actuator never
     #: saw it).
     command_timeout_s: float = 30.0
+    #: a pending command or move request with no news for this long is asked about again (a report
+    #: lost with a restart of the bus or the actuator is then recovered within this).
+    requery_s: float = 1.0
     #: default colour order of tasks 2 and 3 ("b"/"w" per placement); the operator can override it.
     colours: str = "bbww"
     #: default opening square of the device in task 4 (1..9).

@@ -16,6 +16,7 @@ ActuatorReport    actuator.event                      :class:`messages.ActuatorE
 PeerHeartbeat     sys.heartbeat                       the process name and its health word
 Tick              the shell's timer                   nothing but ``now``
 Restarted         the shell, once after replay        nothing but ``now``
+Resync            the shell's subscriber              why messages may have been lost
 Checkpoint        the journal, when it is compacted   the whole state, encoded
 ================  ==================================  ============================================
 
@@ -88,6 +89,13 @@ class Restarted(EventBase, frozen=True):
     first, a pending move request is sent again)."""
 
 
+class Resync(EventBase, frozen=True):
+    """Messages to the referee may have been lost: its subscriber counted a sequence gap, or a
+    publisher restarted. A pending command or move request is asked about again."""
+
+    reason: str = ""
+
+
 class Checkpoint(EventBase, frozen=True):
     """The whole state (:func:`services.referee.machine.encode_state`), written as the first record of a
     compacted journal: replay starts from it instead of from the first event ever."""
@@ -96,7 +104,16 @@ class Checkpoint(EventBase, frozen=True):
 
 
 Event = (
-    Operator | Button | Observation | AiReply | ActuatorReport | PeerHeartbeat | Tick | Restarted | Checkpoint
+    Operator
+    | Button
+    | Observation
+    | AiReply
+    | ActuatorReport
+    | PeerHeartbeat
+    | Tick
+    | Restarted
+    | Resync
+    | Checkpoint
 )
 
 EVENT_TYPES: tuple[type[EventBase], ...] = (
@@ -108,6 +125,7 @@ EVENT_TYPES: tuple[type[EventBase], ...] = (
     PeerHeartbeat,
     Tick,
     Restarted,
+    Resync,
     Checkpoint,
 )
 

@@ -24,6 +24,11 @@ Phases (``RefereeState.phase``; GameState.phase shows "paused" instead while a r
 
     any active phase ──stop──▶ game-over (stopped);  a required peer silent ──▶ paused ──back──▶ (same)
 
+Nothing that changes the game is trusted to arrive once: a pending command or move request with no news
+for ``requery_s`` is asked about again, and at once when the bus or the actuator restarts (a new pid in
+its heartbeat) or the shell reports lost messages (:class:`Resync`); a button press id is taken once and
+acknowledged in ``GameState.press_ack``.
+
 A placement that vision does not confirm within ``confirm_timeout_s`` of the actuator's "done" (or that
 the actuator reports failed) is analysed against the last stable view: a piece on the wrong square is
 moved to the right one, a missing piece is replaced from the supply, up to ``placement_retries`` times;
@@ -71,6 +76,7 @@ from .events import (
     ReplyOperator,
     RequestMove,
     Restarted,
+    Resync,
     SendCommand,
     Tick,
     UseLocalEngine,
@@ -147,6 +153,8 @@ class Settings:
     confirm_timeout_s: float = 10.0
     ai_timeout_s: float = 1.0
     command_timeout_s: float = 30.0
+    #: a pending command (or move request) with no news for this long is asked about again
+    requery_s: float = 1.0
     peer_timeout_s: float = 3.0
     level: str = "perfect"
     seed: int = 0
@@ -178,6 +186,7 @@ class Settings:
             confirm_timeout_s=ref.confirm_timeout_s,
             ai_timeout_s=ref.ai_timeout_s,
             command_timeout_s=ref.command_timeout_s,
+            requery_s=ref.requery_s,
             peer_timeout_s=config.bus.peer_timeout_s,
             level=ref.level,
             seed=ref.seed,
@@ -270,6 +279,9 @@ class RefereeState:
     replies: tuple[OperatorReply, ...] = ()
     #: (process, pid) of the peers whose restart matters (required peers, the actuator and the AI)
     peer_pids: tuple[tuple[str, int], ...] = ()
+    #: the newest button press id taken (published as ``GameState.press_ack``); a press with an id not
+    #: above it is a repeat the panel sent before it saw the acknowledgement.
+    press_ack: int = 0
     #: the operator restocks both supply columns when choosing a task: the task's first placement tells
     #: the actuator so (``ActuatorCommand.reset_supply``), and this turns false.
     supply_fresh: bool = True
@@ -417,6 +429,7 @@ def game_state(state: RefereeState, now: float | None = None) -> GameState:
         placed=state.placed,
         first_square=state.first_square,
         paused_phase=state.phase if paused else "",
+        press_ack=state.press_ack,
     )
 
 
@@ -429,6 +442,9 @@ def step(state: RefereeState, event: Event) -> tuple[RefereeState, list[Action]]
     """
     out: list[Action] = []
     now = event.now
+    if isinstance(event, Button) and _repeated_press(state, event):
+        out.append(log("button press repeated: already taken", press_id=event.press.press_id))
+        return state, out
     if state.paused and isinstance(event, Button | Observation | AiReply | ActuatorReport):
         # The game is frozen while a peer is down; what was missed is asked again on resume.
         out.append(log("ignored while paused", kind=type(event).__name__, peers_down=list(state.peers_down)))
@@ -450,6 +466,8 @@ def step(state: RefereeState, event: Event) -> tuple[RefereeState, list[Action]]
             new = _on_tick(state, now, out)
         case Restarted():
             new = _on_restarted(state, now, out)
+        case Resync():
+            new = _on_resync(state, event, out)
         case Checkpoint():
             try:
                 restored = decode_state(event.state)
@@ -1061,8 +1079,15 @@ def _device_move(state: RefereeState, square: int, now: float, out: list[Action]
 
 
 # -------------------------------------------------------------------------------------- person's turn
+def _repeated_press(state: RefereeState, event: Button) -> bool:
+    """Whether ``event`` is a press already taken (the panel announces a press until it is acked)."""
+    return 0 < event.press.press_id <= state.press_ack
+
+
 def _on_button(state: RefereeState, event: Button, out: list[Action]) -> RefereeState:
     press = event.press
+    if press.press_id > 0:
+        state = _replace(state, press_ack=press.press_id)
     pressed_at = press.press_ns / 1e9 if press.press_ns else event.now
     if state.phase == WAITING_FOR_PERSON:
         out.append(
@@ -1150,11 +1175,15 @@ def _on_tick(state: RefereeState, now: float, out: list[Action]) -> RefereeState
             )
             pending = _replace(pending, over_budget=True)
             state = _replace(state, pending=pending)
-        if pending.status in (SENT, ACCEPTED, QUERYING) and now - pending.sent_at > s.command_timeout_s:
+        if pending.status in (SENT, ACCEPTED, QUERYING) and now - pending.sent_at > min(
+            s.requery_s, s.command_timeout_s
+        ):
+            # A report lost on the way (a restart of the bus or the actuator) is asked for again; the
+            # actuator answers from its record and carries out nothing twice.
             out.append(
                 log(
                     "no actuator report: asking about the command",
-                    severity="warning",
+                    severity="info" if now - pending.sent_at <= s.command_timeout_s else "warning",
                     command_id=pending.command.command_id,
                     status=pending.status,
                 )
@@ -1224,8 +1253,9 @@ def _check_peers(state: RefereeState, now: float, out: list[Action]) -> RefereeS
     return _replace(state, peers_down=down)
 
 
-#: peers whose restart loses work the referee waits for: a command in flight, a move being searched.
-RESTART_WATCHED: Final = ("actuator", "ai")
+#: peers whose restart loses work the referee waits for: a command in flight, a move being searched,
+#: or (the bus) a message on its way.
+RESTART_WATCHED: Final = ("actuator", "ai", "bus")
 
 
 def watches_restarts(state: RefereeState, heartbeat: Heartbeat) -> bool:
@@ -1245,8 +1275,10 @@ def _on_heartbeat(state: RefereeState, event: PeerHeartbeat, out: list[Action]) 
             if before is not None and name in RESTART_WATCHED and not state.paused:
                 # A peer restarted faster than the liveness timeout: what it was doing is lost or
                 # finished; ask now rather than after the command timeout.
-                waiting_on = (name == "actuator" and state.phase == COMMAND_SENT) or (
-                    name == "ai" and state.phase == MOVE_REQUESTED
+                waiting_on = (
+                    (name == "actuator" and state.phase == COMMAND_SENT)
+                    or (name == "ai" and state.phase == MOVE_REQUESTED)
+                    or (name == "bus" and state.phase in (COMMAND_SENT, MOVE_REQUESTED))
                 )
                 if waiting_on:
                     out.append(log("peer restarted: asking again", peer=name, pid=event.pid))
@@ -1281,6 +1313,25 @@ def _on_restarted(state: RefereeState, now: float, out: list[Action]) -> Referee
     if state.paused:
         return state  # the resume re-issues what is pending
     return _reissue(state, now, out)
+
+
+def _on_resync(state: RefereeState, event: Resync, out: list[Action]) -> RefereeState:
+    """Messages may have been lost (a sequence gap, a publisher or the bus restarted): ask again about
+    a pending command or move request, unless it was asked within a quarter of ``requery_s`` (a burst
+    of gaps after one restart asks once)."""
+    if state.paused:
+        return state
+    pending, request = state.pending, state.request
+    if state.phase == COMMAND_SENT and pending is not None and pending.status in (SENT, ACCEPTED, QUERYING):
+        if event.now - pending.sent_at < state.settings.requery_s / 4:
+            return state
+    elif state.phase == MOVE_REQUESTED and request is not None:
+        if event.now - request.sent_at < state.settings.requery_s / 4:
+            return state
+    else:
+        return state
+    out.append(log("messages may have been lost: asking again", reason=event.reason))
+    return _reissue(state, event.now, out)
 
 
 def _reissue(state: RefereeState, now: float, out: list[Action]) -> RefereeState:

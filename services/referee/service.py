@@ -60,6 +60,7 @@ from .events import (
     ReplyOperator,
     RequestMove,
     Restarted,
+    Resync,
     SendCommand,
     Tick,
     UseLocalEngine,
@@ -166,6 +167,7 @@ class Referee(Service):
         publish_s = self.config.referee.publish_period_s
         next_tick = time.monotonic() + tick_s
         next_publish = time.monotonic() + publish_s
+        losses = (sub.stats.gaps, sub.stats.restarts)
         while True:
             now = time.monotonic()
             env = await sub.recv(timeout=max(0.0, min(next_tick, next_publish) - now))
@@ -179,6 +181,13 @@ class Referee(Service):
                     await self.handle(event)
                     if isinstance(event, Button):
                         await self._judge_held()
+                if (sub.stats.gaps, sub.stats.restarts) != losses:
+                    # Something was missed (a gap) or a publisher began anew (its restart, or the bus's
+                    # lost messages): ask again about what is pending.
+                    source = env.header.source
+                    reason = "sequence gap" if sub.stats.gaps != losses[0] else f"{source} restarted"
+                    losses = (sub.stats.gaps, sub.stats.restarts)
+                    await self.handle(Resync(now=now, reason=reason))
             if now >= next_tick:
                 next_tick = now + tick_s
                 await self.handle(Tick(now=now))

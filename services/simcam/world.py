@@ -236,6 +236,7 @@ class WorldFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     revision: int = 0
     #: ignored (lets a WorldState published on the bus, tag included, be read back as a world file).
     type: str | None = None
+    actions_seen: list[str] = []
 
 
 def _piece_from_spec(

@@ -21,3 +21,6 @@ class SimHumanConfig(Section):
     hand_linger_s: float = 3.0
     #: contact bounces at each button edge (extra short level changes), 0 = a clean switch.
     bounce: int = 0
+    #: real seconds (a person's patience, not scaled by the speed factor): when the lamp still asks for
+    #: this long after a press, the person presses again (a press lost with a restart of the panel).
+    repress_s: float = 2.0

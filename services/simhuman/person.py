@@ -48,6 +48,8 @@ MISBEHAVIOURS: Final = (
 #: after this many presses in one turn that the referee keeps rejecting with nothing left to correct,
 #: the person stops pressing (and says so) rather than loop forever.
 MAX_PRESSES_PER_TURN: Final = 4
+#: presses made again in one turn because the lamp still asked (a press lost with the panel), at most.
+MAX_REPRESSES_PER_TURN: Final = 10
 #: relative jitter of every delay (seeded).
 DELAY_JITTER: Final = 0.3
 
@@ -147,6 +149,9 @@ class Person:
     _last_acted: tuple[str, int] | None = None
     _last_illegal: int = 0
     _ids: itertools.count[int] = field(default_factory=itertools.count)
+    #: the turn whose plan ended with a press, and how often the person pressed again in it
+    _pressed_turn: TurnKey | None = None
+    _represses: int = 0
 
     def __post_init__(self) -> None:
         self.policy = make_policy(self.config.policy)
@@ -215,6 +220,27 @@ class Person:
 
     def on_state(self, state: GameState) -> list[Step]:
         """The plan for this state: empty unless it is a new turn of the person's."""
+        steps = self._plan(state)
+        if any(isinstance(s, Press) for s in steps):
+            self._pressed_turn, self._represses = self.turn_key(state), 0
+        return steps
+
+    def press_again(self, state: GameState, since_press_s: float) -> list[Step]:
+        """What a person does when the lamp still asks ``since_press_s`` real seconds after their press
+        in this very turn: presses again (a press lost with a restart of the panel), once every
+        ``repress_s``, up to :data:`MAX_REPRESSES_PER_TURN` times. Empty otherwise."""
+        if (
+            not self.is_my_turn(state)
+            or self.turn_key(state) != self._pressed_turn
+            or since_press_s < self.config.repress_s
+            or self._represses >= MAX_REPRESSES_PER_TURN
+        ):
+            return []
+        self._represses += 1
+        said = Say(f"the lamp still asks {since_press_s:.1f} s after the press: pressing again")
+        return [said, self._press()]
+
+    def _plan(self, state: GameState) -> list[Step]:
         if state.game_id != self._game:
             self._game = state.game_id
             self._own_moves = 0

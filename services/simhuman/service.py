@@ -4,6 +4,10 @@ button (``sim.button``), per :mod:`.person` (or the terminal, policy "you").
 One plan runs at a time. States arriving meanwhile are kept (the newest only) and looked at when the
 plan has finished: the referee holds ``waiting-for-person`` until the button, so nothing is lost.
 ``sim.human`` (HumanSetup) replaces the policy and misbehaviours between games.
+
+Like a person, it presses again when the lamp still asks ``simhuman.repress_s`` after a press (one lost
+with a restart of the panel). Its hand is never lost: a world action is published again (same id; the
+world applies an id once) until the world lists its id in ``sim.world`` (``actions_seen``).
 """
 
 from __future__ import annotations
@@ -12,12 +16,13 @@ import asyncio
 import contextlib
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 import msgspec
 
-from messages import ButtonLevel, GameState, HumanSetup, WorldAction
+from messages import ButtonLevel, GameState, HumanSetup, WorldAction, WorldState
 from services.bus.client import request_snapshot
 from services.common.shell import Service, run_service
 
@@ -29,6 +34,11 @@ T = TypeVar("T")
 
 #: a contact bounce lasts this long (real seconds, not scaled: it is electrical).
 BOUNCE_S: Final = 0.002
+#: a world action the world has not taken within this is published again; given up after ACTION_GIVE_UP_S.
+ACTION_RESEND_S: Final = 0.25
+ACTION_GIVE_UP_S: Final = 10.0
+#: the main loop looks at the lamp at least this often (to press again).
+LOOK_S: Final = 0.25
 
 
 def button_levels(pressed: bool, bounce: int) -> list[bool]:
@@ -84,6 +94,8 @@ class SimHuman(Service):
         self.person = self._make_person(config.simhuman)
         self.latest: GameState | None = None
         self.presses = 0
+        self.pressed_at = 0.0
+        self.sub: Any = None
 
     def _make_person(self, cfg: Any) -> Person:
         return Person(cfg, speed=self.config.simworld.speed)
@@ -93,7 +105,7 @@ class SimHuman(Service):
         return self.person.config.policy == "you"
 
     async def run(self) -> None:
-        sub = self.subscribe(["referee.state", "sim.human"])
+        sub = self.sub = self.subscribe(["referee.state", "sim.human", "sim.world"])
         snap = await request_snapshot(
             self.ctx, self.config.bus.snapshot, "referee.state", timeout=0.5, attempts=1, bus=self.config.bus
         )
@@ -105,7 +117,11 @@ class SimHuman(Service):
                 if steps:
                     await self.execute(steps)
                     continue  # look at the newest state again
-            env = await sub.recv(timeout=1.0)
+                again = self.person.press_again(self.latest, time.monotonic() - self.pressed_at)
+                if again:
+                    await self.execute(again)
+                    continue
+            env = await sub.recv(timeout=LOOK_S)
             if env is None:
                 continue
             await self.on_message(env.message)
@@ -174,11 +190,31 @@ class SimHuman(Service):
                     self.log.info(text)
 
     async def act(self, action: WorldAction) -> None:
-        await self.pub.publish("sim.action", action)
+        """Publish ``action`` until the world says it took it (``sim.world``'s ``actions_seen``): a
+        restarting bus loses what it is sent, and its echo would not prove that the world, which may
+        not have reconnected yet, got it. Messages arriving meanwhile are taken as usual."""
+        if self.sub is None:  # not running (tests of the steps alone)
+            await self.pub.publish("sim.action", action)
+            return
+        give_up = time.monotonic() + ACTION_GIVE_UP_S
+        while time.monotonic() < give_up:
+            await self.pub.publish("sim.action", action)
+            resend = time.monotonic() + ACTION_RESEND_S
+            while (left := resend - time.monotonic()) > 0:
+                env = await self.sub.recv(timeout=left)
+                if env is None:
+                    break
+                if isinstance(env.message, WorldState):
+                    if action.action_id in env.message.actions_seen:
+                        return
+                    continue
+                await self.on_message(env.message)
+        self.log.warning("world action not taken by the world: given up", id=action.action_id)
 
     async def press(self, hold_s: float) -> None:
         bounce = self.person.config.bounce
         self.presses += 1
+        self.pressed_at = time.monotonic()
         self.log.info("button", press=self.presses)
         for level in button_levels(True, bounce):
             await self.pub.publish("sim.button", ButtonLevel(pressed=level))

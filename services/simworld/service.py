@@ -2,7 +2,9 @@
 
 Publishes ``sim.world`` (WorldState) every ``simworld.publish_period_s`` and as soon as the world's
 revision changes (checked every few milliseconds); applies ``sim.action`` (WorldAction) and ``sim.fault``
-(FaultInjection). A bad action is logged and ignored: the world is unchanged.
+(FaultInjection). A bad action is logged and ignored: the world is unchanged. An action id is taken
+once, and the last ids taken are published in ``WorldState.actions_seen`` (senders publish an action
+again until its id shows there).
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from .world import World, WorldError
 
 #: how often the service looks for a changed world (seconds).
 CHANGE_POLL_S: Final = 0.01
+#: how many recent action ids are remembered to apply each once, and how many are published.
+APPLIED_IDS: Final = 1024
+PUBLISHED_IDS: Final = 32
 
 
 class WorldFileError(ValueError):
@@ -72,6 +77,7 @@ class SimWorld(Service):
         self.closing(self.controller)
         self.actions_applied = 0
         self.actions_rejected = 0
+        self._applied: dict[str, None] = {}
 
     async def run(self) -> None:
         port = self.controller.start_pty(self.config.simworld.serial_link)
@@ -85,6 +91,7 @@ class SimWorld(Service):
         sub = self.subscribe(["sim.action", "sim.fault"])
         period = self.config.simworld.publish_period_s
         last_revision = -1
+        last_seen = 0
         last_publish = 0.0
         while True:
             env = await sub.recv(timeout=CHANGE_POLL_S)
@@ -93,14 +100,23 @@ class SimWorld(Service):
             with self.controller.lock:
                 revision = self.controller.world.revision
             now = time.monotonic()
-            if revision != last_revision or now - last_publish >= period:
-                await self.pub.publish("sim.world", self.controller.snapshot())
-                last_revision, last_publish = revision, now
+            seen = len(self._applied)
+            if revision != last_revision or seen != last_seen or now - last_publish >= period:
+                snapshot = self.controller.snapshot()
+                ids = list(self._applied)[-PUBLISHED_IDS:]
+                await self.pub.publish("sim.world", msgspec.structs.replace(snapshot, actions_seen=ids))
+                last_revision, last_publish, last_seen = revision, now, seen
 
     def handle(self, message: Any) -> None:
         """Apply one bus message; bad ones are logged and ignored."""
         match message:
             case WorldAction():
+                if message.action_id in self._applied:
+                    self.log.debug("action repeated: applied once", id=message.action_id)
+                    return
+                self._applied[message.action_id] = None
+                while len(self._applied) > APPLIED_IDS:
+                    del self._applied[next(iter(self._applied))]
                 try:
                     self.controller.apply(message)
                     self.actions_applied += 1

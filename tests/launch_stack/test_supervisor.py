@@ -111,3 +111,16 @@ MAIN_LOG = """\
 def test_restarts_count_only_the_last_supervisord_run() -> None:
     assert sv.spawn_counts(MAIN_LOG) == {"bus": 3, "vision": 1}
     assert sv.restarts(MAIN_LOG, ["bus", "vision", "ai"]) == {"bus": 2, "vision": 0, "ai": 0}
+
+
+def test_the_stacks_supervisord_loop_waits_at_most_a_tenth_of_a_second() -> None:
+    from launch import supervisord as fast
+
+    class FakePoller:
+        def poll(self, timeout: float) -> float:
+            return timeout
+
+    fast.cap_poll(FakePoller)
+    fast.cap_poll(FakePoller)  # idempotent
+    assert FakePoller().poll(1.0) == fast.POLL_S
+    assert FakePoller().poll(0.01) == 0.01

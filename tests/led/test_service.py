@@ -97,7 +97,9 @@ async def test_panel_follows_the_referee_and_the_button_is_debounced(bus: Any) -
         await until(lambda: not panels[-1].lamp, "the lamp off", lambda: send(phase="button-pressed"))
         await asyncio.sleep(0.1)
         await drain()
-        assert len(presses) == 1 and presses[0].source == "sim" and presses[0].press_ns > 0
+        # one press (announced again with the same id until the referee acknowledges it)
+        assert len({p.press_id for p in presses}) == 1
+        assert presses[0].source == "sim" and presses[0].press_ns > 0
         assert all(p.lamp == (p.pattern == "your-turn") for p in panels)
         # the referee falls silent: after bus.peer_timeout_s the panel says so
         assert not runner.done()
@@ -127,11 +129,73 @@ async def test_referee_silence_shows_process_down(tmp_path: Path) -> None:
     config = load(None, overrides={"runtime": {"dir": str(tmp_path)}, "bus": {"peer_timeout_s": 0.2}})
     service = LedService(config, get_log(test="led"))
     try:
+        service._take_state(GameState(revision=4, phase="device-to-move"))
         service._take_state(GameState(revision=5, phase="waiting-for-person"))
         assert service.current_panel(time.monotonic()).pattern == "your-turn"
         later = service.current_panel(time.monotonic() + 1.0)
         assert later.pattern == "process-down" and "referee" in later.text and later.lamp
     finally:
+        service.close()
+
+
+async def test_a_panel_started_during_the_persons_turn_asks_for_the_press_again(tmp_path: Path) -> None:
+    config = load(None, overrides={"runtime": {"dir": str(tmp_path)}})
+    service = LedService(config, get_log(test="led"))
+    turn = {"game_id": "g1", "phase": "waiting-for-person", "move_number": 2}
+    try:
+        service._take_state(GameState(revision=7, **turn))  # the first state this process sees
+        panel = service.current_panel(time.monotonic())
+        assert panel.pattern == "press-again" and panel.lamp and "press it again" in panel.text
+        service._take_state(GameState(revision=8, message="your move", **turn))  # the same turn
+        assert service.current_panel(time.monotonic()).pattern == "press-again"
+        service._take_state(GameState(revision=9, game_id="g1", phase="waiting-for-stable", move_number=2))
+        assert service.current_panel(time.monotonic()).pattern == "checking"
+        service._take_state(GameState(revision=10, game_id="g1", phase="waiting-for-person", move_number=4))
+        assert service.current_panel(time.monotonic()).pattern == "your-turn"  # the next turn: as usual
+    finally:
+        service.close()
+
+
+async def test_a_press_is_announced_again_until_the_referee_acknowledges_it(bus: Any) -> None:
+    service = LedService(bus, get_log(test="led"))
+    runner = asyncio.create_task(service.run())
+    ctx = zmq.asyncio.Context()
+    pub = Publisher(ctx, bus.bus, "test")
+    sub = Subscriber(ctx, bus.bus, ["panel.button"])
+    presses: list[ButtonPress] = []
+
+    async def drain() -> None:
+        while (env := await sub.recv(timeout=0.005)) is not None:
+            presses.append(env.message)  # type: ignore[arg-type]
+
+    async def press() -> None:
+        await pub.publish("sim.button", ButtonLevel(pressed=True))
+        await asyncio.sleep(0.05)  # held longer than the debounce time (the hold, not a sync)
+        await pub.publish("sim.button", ButtonLevel(pressed=False))
+        await asyncio.sleep(0.05)
+        await drain()
+
+    try:
+        await until(lambda: len(presses) >= 1, "a press", press)
+        first = presses[0].press_id
+        await until(
+            lambda: sum(p.press_id == first for p in presses) >= 3, "the press announced again", drain
+        )
+        assert set(service.unacked) >= {first}
+        acked = max(service.unacked)
+        await until(
+            lambda: not service.unacked,
+            "the acknowledged presses forgotten",
+            lambda: pub.publish("referee.state", GameState(revision=1, press_ack=acked)),
+        )
+        assert not runner.done()
+    finally:
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+        await service.shutdown()
+        pub.close()
+        sub.close()
+        ctx.term()
         service.close()
 
 

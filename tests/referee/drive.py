@@ -41,6 +41,7 @@ class Drive:
         self.actions: list[Action] = []
         self.events: list[Event] = []
         self._ids = 0
+        self._presses = 0
 
     # ------------------------------------------------------------------------------------------ basics
     def now(self, dt: float = 0.1) -> float:
@@ -92,7 +93,8 @@ class Drive:
     def press(self, press_ns: int | None = None) -> list[Action]:
         now = self.now()
         ns = int(now * 1e9) if press_ns is None else press_ns
-        return self.feed(Button(now=now, press=ButtonPress(press_id=1, press_ns=ns)))
+        self._presses += 1
+        return self.feed(Button(now=now, press=ButtonPress(press_id=self._presses, press_ns=ns)))
 
     def tick(self, dt: float) -> list[Action]:
         return self.feed(Tick(now=self.now(dt)))

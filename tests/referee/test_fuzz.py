@@ -21,6 +21,7 @@ from services.referee.events import (
     PeerHeartbeat,
     PublishState,
     Restarted,
+    Resync,
     SendCommand,
     Tick,
 )
@@ -55,7 +56,10 @@ def _random_event(rng: random.Random, state: M.RefereeState, now: float) -> Even
         )
         return Operator(now=now, command=cmd)
     if kind == 1:
-        return Button(now=now, press=ButtonPress(press_id=1, press_ns=rng.choice([0, int(now * 1e9)])))
+        # mostly a new press, sometimes one announced again (an id already taken) or one without an id
+        press_id = rng.choice([state.press_ack + 1, state.press_ack + 1, state.press_ack, 0])
+        press = ButtonPress(press_id=press_id, press_ns=rng.choice([0, int(now * 1e9)]))
+        return Button(now=now, press=press)
     if kind in (2, 3):
         board = state.pending.expected if state.pending and rng.random() < 0.5 else state.board
         cells = list(board)
@@ -85,7 +89,7 @@ def _random_event(rng: random.Random, state: M.RefereeState, now: float) -> Even
     if kind == 6:
         return PeerHeartbeat(now=now, process=rng.choice(["vision", "vision", "vision", "ai"]))
     if kind == 7:
-        return Restarted(now=now)
+        return Restarted(now=now) if rng.random() < 0.5 else Resync(now=now, reason="fuzz")
     return Tick(now=now)
 
 

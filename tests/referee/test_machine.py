@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import pytest
 
-from messages import MoveReply
+from messages import ButtonPress, MoveReply
 from services.ai import core as ai_core
 from services.referee import judge as J
 from services.referee import machine as M
 from services.referee.events import (
     AiReply,
+    Button,
     PeerHeartbeat,
     PublishState,
     QueryCommand,
     ReplyOperator,
     RequestMove,
     Restarted,
+    Resync,
     SendCommand,
     UseLocalEngine,
 )
@@ -420,4 +422,86 @@ def test_button_outside_the_persons_turn_is_ignored() -> None:
     drive.task(4)
     state = drive.state
     drive.press()
-    assert drive.state is state and "button ignored: not the person's turn" in drive.logs()
+    assert "button ignored: not the person's turn" in drive.logs()
+    # ignored, but acknowledged (the panel stops announcing it): nothing else changed
+    assert drive.state == M._replace(state, press_ack=1, revision=state.revision + 1)
+    assert drive.public.press_ack == 1
+
+
+# ------------------------------------------------------------- delivery that survives restarts (#12)
+def test_a_report_lost_on_the_way_is_asked_for_again_while_waiting() -> None:
+    drive, _, expected = _device_move_sent()
+    cmd = drive.find(SendCommand).command
+    drive.report("accepted")
+    drive.tick(drive.state.settings.requery_s / 2)
+    assert not drive.has(QueryCommand)  # news is recent
+    drive.tick(drive.state.settings.requery_s)  # the "done" was lost (say, with the bus)
+    query = drive.find(QueryCommand).command
+    assert (query.kind, query.command_id) == ("query", cmd.command_id)
+    drive.report("done", repeat=True)  # answered from the actuator's record
+    assert drive.state.pending.status == M.DONE_STATUS  # type: ignore[union-attr]
+    drive.observe(expected)
+    assert drive.phase == M.WAITING_FOR_PERSON
+    assert [p.square for p in drive.public.placements] == [cmd.to_square]
+
+
+def test_a_bus_restart_asks_again_at_once() -> None:
+    drive, _, _ = _device_move_sent()
+    drive.feed(PeerHeartbeat(now=drive.now(), process="bus", pid=10))
+    assert not drive.has(QueryCommand)  # the first bus heard: nothing to ask
+    drive.feed(PeerHeartbeat(now=drive.now(), process="bus", pid=11))
+    assert drive.find(QueryCommand).command.command_id == drive.state.pending.command.command_id  # type: ignore[union-attr]
+
+
+def test_a_sequence_gap_asks_again_but_not_in_a_burst() -> None:
+    drive, _, _ = _device_move_sent()
+    drive.tick(drive.state.settings.requery_s / 2)
+    drive.feed(Resync(now=drive.now(), reason="sequence gap"))
+    assert drive.has(QueryCommand)
+    drive.feed(Resync(now=drive.now(0.01), reason="sequence gap"))
+    assert not drive.has(QueryCommand)  # just asked
+    # a move request is asked for again too
+    drive2 = Drive()
+    drive2.task(4)
+    request = drive2.find(RequestMove).request
+    drive2.feed(Resync(now=drive2.now(0.5), reason="ai restarted"))
+    assert drive2.find(RequestMove).request == request
+    # nothing pending: nothing to do, nothing journaled
+    drive3 = Drive()
+    before = drive3.state
+    drive3.feed(Resync(now=drive3.now(), reason="sequence gap"))
+    assert drive3.state is before and not drive3.actions
+
+
+def test_a_press_announced_again_is_taken_once_and_acknowledged() -> None:
+    drive = Drive()
+    drive.task(5)
+    assert drive.phase == M.WAITING_FOR_PERSON
+    press = ButtonPress(press_id=1_700_000_000_001, press_ns=int(drive.now() * 1e9))
+    drive.feed(Button(now=drive.now(), press=press))
+    assert drive.phase == M.WAITING_FOR_STABLE and drive.public.press_ack == press.press_id
+    drive.observe("X........")
+    assert drive.phase == M.MOVE_REQUESTED
+    state = drive.state
+    drive.feed(Button(now=drive.now(), press=press))  # the panel had not seen the ack yet
+    assert drive.state is state and "button press repeated: already taken" in drive.logs()
+    # an older id (announced late) is a repeat too; an id <= 0 is a tool's press, never acknowledged
+    drive.feed(Button(now=drive.now(), press=ButtonPress(press_id=press.press_id - 5)))
+    assert drive.state is state
+    drive.feed(Button(now=drive.now(), press=ButtonPress(press_id=-1)))
+    assert drive.public.press_ack == press.press_id
+
+
+def test_a_press_while_paused_is_not_acknowledged_so_it_comes_again_after_the_pause() -> None:
+    drive = Drive(M.Settings(required_peers=("vision",)))
+    drive.feed(Restarted(now=drive.now()))
+    drive.feed(PeerHeartbeat(now=drive.now(), process="vision", pid=5))
+    drive.task(5)
+    drive.tick(3.5)  # vision silent: paused
+    assert drive.state.paused
+    press = ButtonPress(press_id=42, press_ns=int(drive.now() * 1e9))
+    drive.feed(Button(now=drive.now(), press=press))
+    assert drive.public.press_ack == 0
+    drive.feed(PeerHeartbeat(now=drive.now(), process="vision", pid=5))
+    drive.feed(Button(now=drive.now(), press=press))  # announced again by the panel
+    assert drive.phase == M.WAITING_FOR_STABLE and drive.public.press_ack == 42

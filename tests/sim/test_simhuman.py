@@ -12,6 +12,7 @@ import pytest
 
 import engine
 from messages import GameState
+from services.simhuman import person as person_module
 from services.simhuman.interactive import InputClosed, interactive_turn, parse_command, render_board
 from services.simhuman.person import Act, MisbehaviourError, Person, Press, Say, Wait, parse_misbehaviours
 from services.simhuman.policy import MistakePolicy, PolicyError, make_policy, winning_squares
@@ -321,3 +322,23 @@ def test_a_rejected_legal_move_is_pressed_again_without_moving_twice(config: Any
     again = person.on_state(GameState(revision=3, illegal="stable-timeout", illegal_moves=1, **base))
     assert not any(isinstance(s, Act) and s.action.kind == "place" for s in again)
     assert isinstance(again[-1], Press)
+
+
+def test_a_person_presses_again_when_the_lamp_still_asks_a_few_seconds_later(config: Any) -> None:
+    person = person_for(config, repress_s=2.0)
+    turn = dict(game_id="g", phase="waiting-for-person", lamp=True, device_colour="black", board="X........")
+    state = GameState(revision=1, moves=[1], **turn)
+    assert person.press_again(state, 5.0) == []  # nothing pressed in this turn yet
+    assert isinstance(person.on_state(state)[-1], Press)
+    assert person.press_again(state, 1.0) == []  # not yet a few seconds
+    again = person.press_again(GameState(revision=2, moves=[1], **turn), 2.5)
+    assert [type(s) for s in again] == [Say, Press]  # the same turn, the lamp still on: once more
+    # the referee took the press (lamp off), or the turn moved on: no more pressing
+    assert (
+        person.press_again(GameState(revision=3, moves=[1], **{**turn, "phase": "waiting-for-stable"}), 9)
+        == []
+    )
+    assert person.press_again(GameState(revision=4, moves=[1, 2, 3], **turn), 9.0) == []
+    # a press that keeps getting lost is made again, but not forever
+    presses = sum(bool(person.press_again(state, 9.0)) for _ in range(50))
+    assert presses == person_module.MAX_REPRESSES_PER_TURN - 1

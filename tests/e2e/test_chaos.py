@@ -1,0 +1,109 @@
+"""Chaos: kill -9 of a random device process (bus, vision, referee, ai, actuator, led) every 1-5 s, at
+random moments, over games of tasks 4, 5 and 6 (task 6: the person moves a device piece). Seeded.
+
+Every game meets its contest requirement with the 15 s budget applied to every placement, a killed one
+included; the world's board equals the referee's at the end of each game and no piece is placed twice
+(all checked by the verdict); every button press announced by the panel is acknowledged by the referee.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+
+import pytest
+
+from launch import chaos, simrun
+from launch.simrun import Progress, SimOptions, SimSession
+
+from .conftest import SEED, SPEED, SimStack, short_runtime, sim_stack, table
+
+pytestmark = pytest.mark.e2e
+
+#: games per task (tasks 4, 5, 6): about 12 in all, bounded for a 2-core machine.
+GAMES_PER_TASK = 4
+
+
+@pytest.fixture(scope="module")
+def chaos_sim(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    with sim_stack(short_runtime(tmp_path_factory, "chaos")) as sim:
+        yield sim
+
+
+async def test_random_kills_during_games(chaos_sim: SimStack) -> None:
+    plans = simrun.plan_tasks(
+        SimOptions(tasks=(4, 5, 6), games=GAMES_PER_TASK, seed=SEED + 1200, speed=SPEED), chaos_sim.config
+    )
+    assert all(p.budget_applies for p in plans)
+    monkey = chaos.Monkey(chaos_sim.stack, chaos_sim.config, seed=SEED + 1201)
+    async with SimSession(chaos_sim.config) as session:
+        killer = asyncio.create_task(monkey.run(), name="chaos")
+        try:
+            results = await simrun.run_plans(session, plans, Progress(sys.stderr), fail_fast=True)
+        finally:
+            killer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await killer
+        await session.ask_snapshot()
+        final_ack = getattr(session.state, "press_ack", 0)
+    figures = chaos.ChaosFigures(monkey.kills)
+    report = (
+        table(results)
+        + "\n"
+        + "\n".join(figures.lines())
+        + f"\nworst placement {chaos.worst_placement_s(results):.2f} s\n"
+        + "\n".join(
+            f"  {k.victim} killed at {k.moment}: back {k.back_s}, progress {k.progress_s}"
+            for k in monkey.kills
+        )
+    )
+    print(report)
+    assert len(results) == len(plans) and all(r.verdict.ok for r in results), report + chaos_sim.where()
+    assert len(monkey.kills) >= len(plans), f"too few kills {report}"
+    assert all(k.back_s is not None for k in monkey.kills), f"a killed process never came back {report}"
+    unacked = sorted(p for p in monkey.presses if p > final_ack)
+    assert not unacked, f"presses never acknowledged by the referee: {unacked} {report}"
+    # the last victim may still be starting: every process is running again within the deadline
+    chaos_sim.stack.wait_running(timeout=30)
+
+
+async def test_a_frozen_process_pauses_the_game_which_goes_on_when_it_resumes(chaos_sim: SimStack) -> None:
+    """SIGSTOP of a required peer for 5 s (longer than the 3 s liveness timeout), then SIGCONT."""
+    # task 6: the person also moves a device piece, which the device restores
+    plans = simrun.plan_tasks(SimOptions(tasks=(6,), seed=SEED + 1300, speed=SPEED), chaos_sim.config)
+    monkey = chaos.Monkey(
+        chaos_sim.stack,
+        chaos_sim.config,
+        seed=SEED + 1301,
+        victims=("vision", "actuator", "led"),
+        interval=(1.0, 3.0),
+        freeze_share=1.0,
+        freeze_s=5.0,
+    )
+    async with SimSession(chaos_sim.config) as session:
+        killer = asyncio.create_task(monkey.run(), name="freezes")
+        try:
+            results = await simrun.run_plans(session, plans, Progress(sys.stderr), fail_fast=True)
+        finally:
+            killer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await killer
+    freezes = chaos.ChaosFigures(monkey.kills).freezes()
+    report = (
+        table(results)
+        + "\n"
+        + "\n".join(
+            f"  {k.victim} frozen at {k.moment}: shown down {k.paused}, back {k.back_s}, "
+            f"progress {k.progress_s}"
+            for k in freezes
+        )
+    )
+    print(report)
+    assert len(results) == len(plans) and all(r.verdict.ok for r in results), report + chaos_sim.where()
+    # (a freeze still running when the game ended was cut short by the end of the run)
+    done = [k for k in freezes if k.back_s is not None]
+    assert done, report
+    assert all(k.paused for k in done), f"a frozen process was not noticed {report}"
+    # the last victim may still be starting: every process is running again within the deadline
+    chaos_sim.stack.wait_running(timeout=30)
