@@ -907,9 +907,10 @@ def _read_squares(
     far_zones = [zone for zone in (far & (geo.quadrant == q) for q in range(4)) if zone.any()]
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = params.piece_min_fill
+    evidences, centres_off, edges = _piece_evidence(differs, geo, body_zone)
     for k in range(9):
         d = differs[k]
-        evidence, centre, edge = _piece_evidence(d, geo, body_zone)
+        evidence, centre, edge = float(evidences[k]), centres_off[k], float(edges[k])
         corners_covered = sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones)
         why = ""
         if background[k]:
@@ -967,43 +968,49 @@ def _combine(
 
 def _piece_evidence(
     differs: np.ndarray, geo: _SquareMasks, body_zone: np.ndarray
-) -> tuple[float, tuple[float, float], float]:
-    """How much one square's differing pixels look like a piece: a round body or outline around their
-    centroid. Rings (``RING_STEP`` wide, the innermost a disc) around the centroid are cut into
-    ``RING_SECTORS`` sectors; a ring's share is the median of its sectors' shares of differing pixels
-    (the innermost disc's too: a blob off to one side, such as a blotch of JPEG colour, is no piece),
-    so that what lies on one side only (the glow of a line, the edge of a shadow) does not count, while
-    a disc or a rim, seen all around, does. Returns the best ring's share, the centroid (pitches from
-    the square's centre) and the piece's edge radius (the outermost ring at least half as full as the
-    best one)."""
-    w = differs & body_zone
-    if w.sum() < MIN_EVIDENCE_PIXELS:
-        return 0.0, (0.0, 0.0), 0.0
-    cx = float(np.clip(geo.dx[w].mean(), -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET))
-    cy = float(np.clip(geo.dy[w].mean(), -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET))
-    ex, ey = geo.dx - cx, geo.dy - cy
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How much each square's differing pixels (``differs``, (N, P)) look like a piece: a round body or
+    outline around their centroid. Rings (``RING_STEP`` wide, the innermost a disc) around the centroid
+    are cut into ``RING_SECTORS`` sectors; a ring's share is the median of its sectors' shares of
+    differing pixels (the innermost disc's too: a blob off to one side, such as a blotch of JPEG colour,
+    is no piece), so that what lies on one side only (the glow of a line, the edge of a shadow) does not
+    count, while a disc or a rim, seen all around, does. Returns, per square, the best ring's share,
+    the centroid (pitches from the square's centre, (N, 2)) and the piece's edge radius (the outermost
+    ring at least half as full as the best one)."""
+    n = differs.shape[0]
+    w = (differs & body_zone).astype(np.float64)
+    mass = w.sum(axis=1)
+    safe = np.maximum(mass, 1.0)
+    cx = np.clip((w @ geo.dx) / safe, -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET)
+    cy = np.clip((w @ geo.dy) / safe, -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET)
+    ex, ey = geo.dx[None, :] - cx[:, None], geo.dy[None, :] - cy[:, None]
     rr = np.hypot(ex, ey)
-    ring = np.maximum(0, np.floor((rr - RING_FIRST) / RING_STEP).astype(np.int64) + 1)
-    ring = np.minimum(ring, RING_COUNT)  # the last bin: beyond any piece
+    ring = np.minimum(np.maximum(0, np.floor((rr - RING_FIRST) / RING_STEP).astype(np.int64) + 1), RING_COUNT)
     sector = ((np.arctan2(ey, ex) + math.pi) * (RING_SECTORS / (2 * math.pi))).astype(np.int64)
     sector = np.minimum(sector, RING_SECTORS - 1)
-    cell = ring * RING_SECTORS + sector
     size = (RING_COUNT + 1) * RING_SECTORS
-    total = np.bincount(cell, minlength=size).reshape(RING_COUNT + 1, RING_SECTORS)[:RING_COUNT]
-    hit = np.bincount(cell, weights=differs.astype(np.float64), minlength=size)
-    hit = hit.reshape(RING_COUNT + 1, RING_SECTORS)[:RING_COUNT]
+    cell = (np.arange(n)[:, None] * size + ring * RING_SECTORS + sector).ravel()
+    shape = (n, RING_COUNT + 1, RING_SECTORS)
+    total = np.bincount(cell, minlength=n * size).reshape(shape)[:, :RING_COUNT]
+    hit = np.bincount(cell, weights=differs.ravel().astype(np.float64), minlength=n * size)
+    hit = hit.reshape(shape)[:, :RING_COUNT]
     # The median over each ring's sectors that hold pixels (empty sectors sort last as inf).
-    share = np.sort(np.where(total > 0, hit / np.maximum(total, 1), np.inf), axis=1)
-    count = np.count_nonzero(total, axis=1)
-    rows = np.arange(RING_COUNT)
-    lo, hi = np.maximum(count - 1, 0) // 2, np.maximum(count, 1) // 2
-    median = (share[rows, lo] + share[rows, np.minimum(hi, RING_SECTORS - 1)]) / 2.0
-    enough = (total.sum(axis=1) >= MIN_RING_PIXELS) & (count > 0)
+    share = np.sort(np.where(total > 0, hit / np.maximum(total, 1), np.inf), axis=2)
+    count = np.count_nonzero(total, axis=2)
+    lo, hi = np.maximum(count - 1, 0) // 2, np.minimum(np.maximum(count, 1) // 2, RING_SECTORS - 1)
+    median = (np.take_along_axis(share, lo[..., None], 2) + np.take_along_axis(share, hi[..., None], 2))[
+        ..., 0
+    ] / 2.0
+    enough = (total.sum(axis=2) >= MIN_RING_PIXELS) & (count > 0)
     ring_share = np.where(enough, median, 0.0)
-    best = float(ring_share.max())
-    full = np.flatnonzero(ring_share >= 0.5 * best)
-    edge = RING_FIRST + RING_STEP * float(full[-1]) if best > 0 else 0.0
-    return best, (cx, cy), edge
+    best = ring_share.max(axis=1)
+    full = ring_share >= 0.5 * best[:, None]
+    outermost = RING_COUNT - 1 - np.argmax(full[:, ::-1], axis=1)
+    edge = np.where(best > 0, RING_FIRST + RING_STEP * outermost, 0.0)
+    few = mass < MIN_EVIDENCE_PIXELS
+    best[few], edge[few] = 0.0, 0.0
+    cx[few], cy[few] = 0.0, 0.0
+    return best, np.stack([cx, cy], axis=1), edge
 
 
 def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
