@@ -4,36 +4,39 @@ Public API (pure, no bus): :func:`render`, :class:`CameraModel`, :class:`RenderS
 :func:`world_from_board`, :func:`load_world`. The process itself is :mod:`services.simcam.service`.
 """
 
-from .camera import CameraError, CameraModel
-from .render import Renderer, RenderError, render, renderer_for
-from .style import PRESETS, RenderStyle, StyleError
-from .world import (
-    WorldFormatError,
-    board_of,
-    load_world,
-    square_at,
-    square_centre,
-    supply_position,
-    world_from_board,
-    world_from_file_data,
-)
+from __future__ import annotations
 
-__all__ = [
-    "PRESETS",
-    "CameraError",
-    "CameraModel",
-    "RenderError",
-    "RenderStyle",
-    "Renderer",
-    "StyleError",
-    "WorldFormatError",
-    "board_of",
-    "load_world",
-    "render",
-    "renderer_for",
-    "square_at",
-    "square_centre",
-    "supply_position",
-    "world_from_board",
-    "world_from_file_data",
-]
+import importlib
+from typing import Any
+
+#: each public name and the module it lives in: imported on first use, so that importing this
+#: package's config (which every process does) does not load OpenCV and numpy.
+_WHERE: dict[str, str] = {
+    "CameraError": "camera",
+    "CameraModel": "camera",
+    "Renderer": "render",
+    "RenderError": "render",
+    "render": "render",
+    "renderer_for": "render",
+    "PRESETS": "style",
+    "RenderStyle": "style",
+    "StyleError": "style",
+    "WorldFormatError": "world",
+    "board_of": "world",
+    "load_world": "world",
+    "square_at": "world",
+    "square_centre": "world",
+    "supply_position": "world",
+    "world_from_board": "world",
+    "world_from_file_data": "world",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -6,28 +6,33 @@ good pose without a search when it still holds), :class:`Detection`, :class:`Det
 :mod:`services.vision.sources`.
 """
 
-from .detector import (
-    Detection,
-    DetectorError,
-    DetectorParams,
-    SquareReading,
-    SupplyReading,
-    detect,
-    read_board,
-    track,
-)
-from .tracker import PoseTracker, StabilityFilter, VisionCore
+from __future__ import annotations
 
-__all__ = [
-    "Detection",
-    "DetectorError",
-    "DetectorParams",
-    "PoseTracker",
-    "SquareReading",
-    "StabilityFilter",
-    "SupplyReading",
-    "VisionCore",
-    "detect",
-    "read_board",
-    "track",
-]
+import importlib
+from typing import Any
+
+#: each public name and the module it lives in: imported on first use, so that importing this
+#: package's config (which every process does) does not load OpenCV and numpy.
+_WHERE: dict[str, str] = {
+    "Detection": "detector",
+    "DetectorError": "detector",
+    "DetectorParams": "detector",
+    "SquareReading": "detector",
+    "SupplyReading": "detector",
+    "detect": "detector",
+    "read_board": "detector",
+    "track": "detector",
+    "PoseTracker": "tracker",
+    "StabilityFilter": "tracker",
+    "VisionCore": "tracker",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value
