@@ -1551,7 +1551,8 @@ def _comb_search(im: _Image, params: DetectorParams) -> tuple[np.ndarray, float]
     hist = np.convolve(np.concatenate([hist[-2:], hist, hist[:2]]), np.ones(5), mode="valid")
     angles = []
     for i in np.argsort(hist)[::-1]:
-        a = float(i) - 45.0
+        # Gradient directions are measured with y down; the board's angle is counter-clockwise as seen.
+        a = _wrap90(45.0 - float(i))
         if all(abs(_wrap90(a - b)) > COMB_ANGLE_SEPARATION for b in angles):
             angles.append(a)
         if len(angles) == COMB_ANGLES:
@@ -1630,7 +1631,7 @@ COMB_MIN_SEEN: Final = 0.8
 COMB_SEEN_MARGIN: Final = 0.15
 #: the comb's grid must be this clear (see _verify_grid): its weakest line at least this share of its
 #: typical one, and nothing beyond it as strong as this share's complement.
-COMB_MIN_CLEAR: Final = 0.4
+COMB_MIN_CLEAR: Final = 0.2
 
 
 #: a prior pose is confirmed when this fraction of its line segments is seen...
