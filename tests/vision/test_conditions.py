@@ -121,7 +121,8 @@ def test_a_full_board_of_large_pieces_is_found_and_read() -> None:
     scenes = _looks(14, _full_board)
     found = sum(detect(draw(s, seed=i)).found for i, s in enumerate(scenes))
     share, confident_wrong = _score(scenes)
-    # Measured when written: 10 of 16 found. A known weakness (issue 11 stays open on it).
-    assert found >= 0.5 * len(scenes), f"{found}/{len(scenes)} full boards found"
-    assert share >= 0.5, f"{share:.1%} of squares right"
+    # Measured when written: 11 of 12 found, 76% of squares right. A known weakness (issue 11 stays
+    # open on it).
+    assert found >= 0.75 * len(scenes), f"{found}/{len(scenes)} full boards found"
+    assert share >= 0.7, f"{share:.1%} of squares right"
     assert confident_wrong <= 1
