@@ -41,7 +41,7 @@ from services.actuator.record import ActuatorRecord
 from services.common.config import load
 from services.common.log import setup
 from services.simcam.camera import CameraModel
-from services.simcam.render import render
+from services.simcam.renderer import render
 from services.simworld.controller import EmulatedController
 from services.simworld.world import World
 

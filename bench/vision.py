@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from services.common.config import load  # noqa: E402
 from services.simcam.camera import CameraModel  # noqa: E402
-from services.simcam.render import render  # noqa: E402
+from services.simcam.renderer import render  # noqa: E402
 from services.simcam.style import PRESETS, RenderStyle  # noqa: E402
 from services.simcam.world import world_from_board  # noqa: E402
 from services.vision.detector import detect  # noqa: E402

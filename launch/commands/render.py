@@ -23,7 +23,7 @@ import msgspec
 from services.common import config as config_module
 from services.simcam.camera import CameraError, CameraModel
 from services.simcam.core import style_from_config
-from services.simcam.render import RenderError, renderer_for
+from services.simcam.renderer import RenderError, renderer_for
 from services.simcam.style import RenderStyle, StyleError
 from services.simcam.world import WorldFormatError, load_world
 

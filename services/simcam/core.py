@@ -17,7 +17,7 @@ import numpy as np
 from messages import CameraFrame, WorldState
 
 from .camera import CameraModel
-from .render import Renderer, renderer_for
+from .renderer import Renderer, renderer_for
 from .style import RenderStyle
 
 #: frame k of a stream with configured seed s is rendered with seed s * _SEED_STRIDE + k.

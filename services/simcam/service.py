@@ -15,7 +15,7 @@ from services.common.log import RateLimiter
 from services.common.shell import Service, run_service
 
 from .core import FrameClock, FrameMaker
-from .render import RenderError
+from .renderer import RenderError
 
 #: how often the heartbeat detail (rate, skipped ticks) is refreshed.
 _REPORT_PERIOD_S: Final = 1.0

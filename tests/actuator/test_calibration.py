@@ -22,7 +22,7 @@ from services.bus.client import Publisher
 from services.bus.forwarder import start_forwarders
 from services.common.config import load
 from services.simcam.camera import CameraModel
-from services.simcam.render import render
+from services.simcam.renderer import render
 from services.simworld.world import World
 
 #: the issue's requirement: the simulated camera's true mapping recovered to within a millimetre.

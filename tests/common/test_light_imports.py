@@ -40,3 +40,15 @@ def test_the_vision_package_still_offers_its_api() -> None:
     assert callable(simcam.render) and callable(simcam.world_from_board)
     with pytest.raises(AttributeError):
         _ = vision.no_such_name
+
+
+def test_package_names_survive_their_submodules_being_imported_first() -> None:
+    """A submodule imported by its full name becomes an attribute of its package; none may be named
+    like a function the package offers (``render`` once was both)."""
+    import importlib
+    import pkgutil
+
+    for package_name in ("services.vision", "services.simcam"):
+        package = importlib.import_module(package_name)
+        submodules = {m.name for m in pkgutil.iter_modules(package.__path__)}
+        assert not submodules & set(package.__all__), package_name

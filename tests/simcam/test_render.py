@@ -13,7 +13,7 @@ import pytest
 from messages import GripperState, HandState, PieceState, WorldState
 from services.common.config import TableConfig
 from services.simcam import CameraModel, RenderStyle, render, square_centre, world_from_board
-from services.simcam.render import PIECE_THICKNESS_MM, Renderer, RenderError
+from services.simcam.renderer import PIECE_THICKNESS_MM, Renderer, RenderError
 from services.simcam.world import board_to_table
 
 CLEAN = RenderStyle.preset("clean")

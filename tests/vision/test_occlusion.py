@@ -19,7 +19,7 @@ from .looks import random_scene
 from .synth import Scene, draw, square_centre
 from .test_sweep import render_board, rotate_board
 
-simcam = pytest.importorskip("services.simcam.render")
+simcam = pytest.importorskip("services.simcam.renderer")
 from services.simcam.style import RenderStyle  # noqa: E402
 
 BOARD = "X...O...O"

@@ -14,7 +14,7 @@ from .looks import random_scene
 from .synth import draw
 from .test_sweep import CAMERA, PRESETS, TABLE, random_board, render_board, sweep_style
 
-simcam = pytest.importorskip("services.simcam.render")
+simcam = pytest.importorskip("services.simcam.renderer")
 from services.simcam.world import supply_position  # noqa: E402
 
 #: a found piece belongs to a slot when its centre is this close, in pitches.

@@ -20,7 +20,7 @@ from services.common.config import load
 from services.vision.detector import Detection, detect
 from services.vision.tracker import VisionCore
 
-simcam = pytest.importorskip("services.simcam.render")
+simcam = pytest.importorskip("services.simcam.renderer")
 from services.simcam.camera import CameraModel  # noqa: E402
 from services.simcam.style import RenderStyle  # noqa: E402
 from services.simcam.world import world_from_board  # noqa: E402

@@ -14,7 +14,7 @@ from services.vision.tracker import PoseTracker
 from .synth import Scene, draw
 from .test_sweep import image_truth, render_board, rotate_board
 
-simcam = pytest.importorskip("services.simcam.render")
+simcam = pytest.importorskip("services.simcam.renderer")
 from services.simcam.style import RenderStyle  # noqa: E402
 
 
