@@ -921,6 +921,8 @@ def _read_squares(
             why = "elongated"
         elif evidence >= f0 and edge < PIECE_MIN_RADIUS:
             why = "small"
+        elif evidence >= f0 and edge >= PIECE_MAX_EDGE:
+            why = "too-large"  # it fills the square into its corners: a sheet, a palm, not a piece
         rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
         middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
         dark_ref = min(float(line_level[k]), float(plate_grey[k]))
@@ -1056,6 +1058,9 @@ MIN_EVIDENCE_PIXELS: Final = 6
 MIDDLE_OF_EDGE: Final = 0.6
 MIDDLE_RADIUS: Final = 0.15
 MIDDLE_MIN_RADIUS: Final = 0.07
+#: a piece's edge is less than this far from its centre (pitches): what reaches the square's corners all
+#: around is something flat and larger (its outermost ring, 0.46-0.50, exists only towards the corners).
+PIECE_MAX_EDGE: Final = RING_FIRST + RING_STEP * (RING_COUNT - 1) - 1e-6
 #: a piece's edge is at least this far from its centre (pitches): a coin or a button is smaller.
 PIECE_MIN_RADIUS: Final = 0.15
 #: the far corners of a square, which no piece reaches: a corner is covered beyond this share, and a
@@ -1212,7 +1217,7 @@ RING_FOREIGN_RING_COVER: Final = 0.55
 #: a square the two readings disagree on is read with at most this confidence.
 DISAGREEMENT_MAX_CONFIDENCE: Final = 0.75
 #: what the ring reading flags that is kept whatever the corners' reading says.
-RING_FLAGS_KEPT: Final = ("background", "elongated")
+RING_FLAGS_KEPT: Final = ("elongated",)
 #: the ring reading's thresholds (see _read_squares_ring): a pixel differs beyond this share of the
 #: grid's contrast, and a piece fills this share of the central disc.
 RING_PIECE_MIN_FRAC: Final = 0.06

@@ -159,5 +159,10 @@ def contest_scene(rng: np.random.Generator, plate: str | None = None) -> Scene:
     )
     # Off-centre pieces, as far as their square allows (a piece never crosses a line).
     room = max(0.0, 0.5 - scene.line_px / scene.pitch_px / 2 - scene.piece_frac / 2)
-    scene = replace(scene, piece_jitter=min(0.06, room / 1.5))
+    tilt = (
+        (float(rng.uniform(-3e-4, 3e-4)), float(rng.uniform(-3e-4, 3e-4)))
+        if rng.random() < 0.5
+        else (0.0, 0.0)
+    )
+    scene = replace(scene, piece_jitter=min(0.06, room / 1.5), tilt=tilt)
     return replace(with_supply(scene, rng), trays=())

@@ -72,6 +72,9 @@ class Scene:
     jpeg_quality: int = 0
     #: each piece on the board off its square's centre by up to this much, in pitches (seeded by draw).
     piece_jitter: float = 0.0
+    #: a camera a little off vertical: the projective terms (1/px) of a homography about the board's
+    #: centre, which stays where it is.
+    tilt: tuple[float, float] = (0.0, 0.0)
 
 
 def board_point(scene: Scene, dx: float, dy: float) -> tuple[float, float]:
@@ -271,6 +274,12 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
     if scene.noise:
         img = img + rng.normal(0.0, scene.noise, img.shape).astype(np.float32)
     out = np.clip(img, 0, 255).astype(np.uint8)
+    if scene.tilt != (0.0, 0.0):
+        cx, cy = scene.center
+        move = np.array([[1.0, 0.0, -cx], [0.0, 1.0, -cy], [0.0, 0.0, 1.0]])
+        persp = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [scene.tilt[0], scene.tilt[1], 1.0]])
+        tilt = np.linalg.inv(move) @ persp @ move
+        out = cv2.warpPerspective(out, tilt, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     if scene.jpeg_quality:
         _ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, scene.jpeg_quality])
         out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
