@@ -85,7 +85,7 @@ class FrameClient:
 
     def __init__(self, port: str) -> None:
         self.ser = serial.Serial(port, 115200, timeout=0.05)
-        self.reader = F.FrameReader()
+        self.reader = F.FrameParser()
         self.seq = 0
         self.pending: list[F.Frame] = []
 

@@ -27,7 +27,7 @@ def test_reader_resynchronises_after_garbage_and_broken_frames() -> None:
     broken = bytearray(F.encode_frame(8, F.STATUS))
     broken[-1] ^= 0xFF  # bad CRC
     noise = b"\x00\xa5\xa5\x5a\xff\x13" + bytes(broken) + b"\xa5"
-    reader = F.FrameReader()
+    reader = F.FrameParser()
     frames = reader.feed(noise + good[:4])
     assert frames == []
     frames = reader.feed(good[4:])
