@@ -13,9 +13,7 @@ from typing import Final
 
 from services.common.frame import (
     HEADER,
-    MOVE_FORMAT,
     REPLY_BIT,
-    STATUS_FORMAT,
     Alarm,
     Command,
     Frame,
@@ -24,7 +22,6 @@ from services.common.frame import (
     MachineState,
     ReplyStatus,
     StatusReport,
-    crc16_ccitt_false,
     encode_frame,
     parse_dwell,
     parse_move,
@@ -35,19 +32,6 @@ from .config import SimWorldConfig
 from .faults import Faults
 from .motion import Planner, SoftLimitError
 from .world import World
-
-__all__ = [
-    "FIRMWARE",
-    "HEADER",
-    "MOVE_FORMAT",
-    "REPLY_BIT",
-    "STATUS_FORMAT",
-    "Frame",
-    "FrameEngine",
-    "FrameParser",
-    "crc16_ccitt_false",
-    "encode_frame",
-]
 
 FIRMWARE: Final = b"sanzi-sim 1.0"
 
