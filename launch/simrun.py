@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, TextIO
 
+from engine import GEOMETRY_3X3
 from messages import (
     ActuatorCommand,
     ActuatorEvent,
@@ -382,9 +383,8 @@ class Verdict:
 
 
 def winner(board: str) -> str:
-    """'X', 'O' or '' for a 9-character board."""
-    lines = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
-    for a, b, c in lines:
+    """'X', 'O' or '' for a 9-character board (the engine's winning lines; no check of reachability)."""
+    for a, b, c in GEOMETRY_3X3.line_squares:
         if board[a] in "XO" and board[a] == board[b] == board[c]:
             return board[a]
     return ""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import messages
-from launch.recording import Recording, RecordingError
+from services.common.recording import Recording, RecordingError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -20,11 +20,12 @@ from typing import Any
 
 import zmq.asyncio
 
-from launch.recording import PUBLISHERS, Recording, RecordingError, ReplayStats, make_filter, replay_into
+from launch.recording import PUBLISHERS, ReplayStats, make_filter, replay_into
 from messages import Channel
 from services.bus.client import Publisher
 from services.common import config as config_module
 from services.common import log as log_module
+from services.common.recording import Recording, RecordingError
 from services.common.shell import load_config
 
 #: how long to let a fresh publisher's connection settle before the first message: a PUB socket drops

@@ -16,18 +16,12 @@ from typing import Any
 
 import zmq.asyncio
 
-from launch.recording import (
-    FileHeader,
-    RecordingError,
-    RecordingWriter,
-    RecordStats,
-    match_topics,
-    record_bus,
-)
+from launch.recording import RecordStats, record_bus
 from messages import TOPICS, Channel
 from services.bus.client import Subscriber
 from services.common import config as config_module
 from services.common import log as log_module
+from services.common.recording import FileHeader, RecordingError, RecordingWriter, match_topics
 from services.common.shell import load_config
 
 

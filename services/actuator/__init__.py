@@ -3,7 +3,8 @@
 Modules:
 
 - :mod:`.controller` the one :class:`~.controller.MotionController` interface, its status and errors;
-- :mod:`.grbl` G-code to GRBL 1.1; :mod:`.framed` the binary frame protocol (codec in :mod:`.frame`);
+- :mod:`.grbl` G-code to GRBL 1.1; :mod:`.framed` the binary frame protocol (codec in
+  :mod:`services.common.frame`, shared with the emulated controller);
   both over :mod:`.link` (pyserial + the asyncio loop); :mod:`.drivers` picks one from the configuration;
   :mod:`.blocking` a blocking wrapper for `sanzi motion`;
 - :mod:`.planner` (pure) a command -> motion steps; :mod:`.geometry` (pure) squares and slots -> mm;

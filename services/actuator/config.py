@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import msgspec
 
-from services.common.config import Section
+from services.common.section import Section
 
 
 class ActuatorConfig(Section):

@@ -4,7 +4,7 @@ One command in flight. Each *new* command gets the next sequence number; when no
 within the reply timeout the very same bytes are sent again (the controller recognises the retry and
 answers from memory without executing twice), and after ``timing.retries`` retries the command fails
 with "no reply from controller". Replies whose sequence or command do not match the one in flight are
-stale and ignored. :class:`services.actuator.frame.FrameParser` resynchronises after garbage.
+stale and ignored. :class:`services.common.frame.FrameParser` resynchronises after garbage.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import os
 import time
 from typing import Any, Final
 
+from services.common import frame as fp
 from services.common.log import get as get_log
 
-from . import frame as fp
 from .controller import (
     ALARM,
     HOME,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.common.config import Section
+from services.common.section import Section
 
 
 class AiConfig(Section):

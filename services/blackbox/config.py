@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.common.config import Section
+from services.common.section import Section
 
 
 class BlackboxConfig(Section):

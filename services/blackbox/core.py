@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Final
 
 import messages
-from launch.recording import SUFFIX, FileHeader, Record, write_recording
 from messages import ActuatorEvent, GameState, Heartbeat
+from services.common.recording import SUFFIX, FileHeader, Record, write_recording
 
 NS: Final = 1_000_000_000
 #: fault recordings are named fault-<UTC time>-<reason>.sanzilog.

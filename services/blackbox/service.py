@@ -6,8 +6,8 @@ import asyncio
 import time
 from typing import Any
 
-from launch.recording import Record, RecordingError, match_topics
 from messages import TOPICS, Channel
+from services.common.recording import Record, RecordingError, match_topics
 from services.common.shell import Service
 
 from .config import BlackboxConfig, blackbox_config, resolve_dir

@@ -19,6 +19,9 @@ from typing import Any
 
 import msgspec
 
+# Section is re-exported: the base of every section lives in a leaf module (see services.common.section).
+from services.common.section import Section as Section
+
 ENV_CONFIG = "SANZI_CONFIG"
 ENV_RUNTIME = "SANZI_RUNTIME_DIR"
 DEFAULT_FILE = "sanzi.toml"
@@ -26,10 +29,6 @@ DEFAULT_FILE = "sanzi.toml"
 
 class ConfigError(ValueError):
     """The configuration file is missing, unreadable, or holds an unknown key or a bad value."""
-
-
-class Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """Base of every configuration section: unknown keys are errors."""
 
 
 class RuntimeConfig(Section):
@@ -108,7 +107,8 @@ class TableConfig(Section):
 
 
 def _sections() -> dict[str, type[Section]]:
-    # Imported here so that a service's config module may import Section from this one.
+    # Imported when the sections are first needed. The section modules import only
+    # services.common.section, never this module, so there is no circle.
     from services.actuator.config import ActuatorConfig, CalibrationConfig
     from services.ai.config import AiConfig
     from services.blackbox.config import BlackboxConfig

@@ -12,17 +12,6 @@ from typing import Final
 
 import engine
 
-#: the eight lines of three, as 0-based square indices.
-LINES: Final = (
-    (0, 1, 2),
-    (3, 4, 5),
-    (6, 7, 8),
-    (0, 3, 6),
-    (1, 4, 7),
-    (2, 5, 8),
-    (0, 4, 8),
-    (2, 4, 6),
-)
 POLICY_NAMES: Final = ("perfect", "random", "greedy", "mistake:N", "you")
 
 
@@ -41,7 +30,9 @@ def winning_squares(board: str, piece: str) -> list[int]:
     for sq in empty_squares(board):
         i = sq - 1
         after = board[:i] + piece + board[i + 1 :]
-        if any(all(after[j] == piece for j in line) and i in line for line in LINES):
+        if any(
+            all(after[j] == piece for j in line) and i in line for line in engine.GEOMETRY_3X3.line_squares
+        ):
             found.append(sq)
     return found
 

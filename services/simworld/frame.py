@@ -1,153 +1,68 @@
-"""The binary frame protocol of docs/protocols.md section 2: codec helpers and the controller's engine.
+"""The binary frame protocol of docs/protocols.md section 2: the emulated controller's command handling.
 
-The codec (:func:`crc16_ccitt_false`, :func:`encode_frame`, :class:`FrameReader`) is protocol
-arithmetic with no state beyond a byte buffer; the actuator may reuse it, the tests do.
+The codec (CRC, framing, resynchronisation, payload layouts) is :mod:`services.common.frame`, the same one
+the actuator's driver uses; this module holds only what the firmware does with a frame. The short
+constant names below are aliases of the codec's enumerations, kept for the emulator and its tests.
 """
 
 from __future__ import annotations
 
 import random
-import struct
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final
+
+from services.common.frame import (
+    HEADER,
+    REPLY_BIT,
+    Alarm,
+    Command,
+    Frame,
+    FrameError,
+    FrameParser,
+    MachineState,
+    ReplyStatus,
+    StatusReport,
+    encode_frame,
+    parse_dwell,
+    parse_move,
+    status_payload,
+)
 
 from .config import SimWorldConfig
 from .faults import Faults
 from .motion import Planner, SoftLimitError
 from .world import World
 
-HEADER: Final = b"\xa5\x5a"
-MAX_PAYLOAD: Final = 64
-#: header, length, sequence, command
-PREFIX_LEN: Final = 5
-CRC_LEN: Final = 2
-REPLY_BIT: Final = 0x80
 FIRMWARE: Final = b"sanzi-sim 1.0"
 
 # Commands.
-PING: Final = 0x01
-HOME: Final = 0x02
-MOVE: Final = 0x03
-MAGNET: Final = 0x04
-STATUS: Final = 0x05
-UNLOCK: Final = 0x06
-DWELL: Final = 0x07
-RESET: Final = 0x08
+PING: Final = Command.PING
+HOME: Final = Command.HOME
+MOVE: Final = Command.MOVE
+MAGNET: Final = Command.MAGNET
+STATUS: Final = Command.STATUS
+UNLOCK: Final = Command.UNLOCK
+DWELL: Final = Command.DWELL
+RESET: Final = Command.RESET
 
 # Reply status bytes.
-ST_OK: Final = 0
-ST_UNKNOWN: Final = 1
-ST_BAD_PAYLOAD: Final = 2
-ST_ALARM: Final = 3
-ST_RANGE: Final = 4
-ST_QUEUE_FULL: Final = 5
+ST_OK: Final = ReplyStatus.OK
+ST_UNKNOWN: Final = ReplyStatus.UNKNOWN_COMMAND
+ST_BAD_PAYLOAD: Final = ReplyStatus.BAD_PAYLOAD
+ST_ALARM: Final = ReplyStatus.ALARM
+ST_RANGE: Final = ReplyStatus.OUT_OF_RANGE
+ST_QUEUE_FULL: Final = ReplyStatus.QUEUE_FULL
 
 # STATUS states and alarm codes.
-STATE_IDLE: Final = 0
-STATE_RUN: Final = 1
-STATE_HOMING: Final = 2
-STATE_ALARM: Final = 3
-ALARM_NONE: Final = 0
-ALARM_HARD_LIMIT: Final = 1
-ALARM_SOFT_LIMIT: Final = 2
-ALARM_STALL: Final = 3
-ALARM_RESET_IN_MOTION: Final = 9
-
-#: MOVE payload: x, y, z int32 micrometres, feed uint16 mm/min (0 = rapid).
-MOVE_FORMAT: Final = "<iiiH"
-#: STATUS reply after the status byte: state, x, y, z (µm), magnet, alarm, queued.
-STATUS_FORMAT: Final = "<BiiiBBB"
-UM_PER_MM: Final = 1000.0
-
-
-def crc16_ccitt_false(data: bytes) -> int:
-    """CRC-16/CCITT-FALSE: poly 0x1021, init 0xFFFF, no reflection, no final XOR.
-
-    >>> hex(crc16_ccitt_false(b"123456789"))
-    '0x29b1'
-    """
-    crc = 0xFFFF
-    for byte in data:
-        crc ^= byte << 8
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x1021) & 0xFFFF if crc & 0x8000 else (crc << 1) & 0xFFFF
-    return crc
-
-
-def encode_frame(seq: int, command: int, payload: bytes = b"") -> bytes:
-    """One frame. :raises ValueError: for a payload longer than 64 bytes or fields out of range."""
-    if len(payload) > MAX_PAYLOAD:
-        raise ValueError(f"payload of {len(payload)} bytes; at most {MAX_PAYLOAD}")
-    if not (0 <= seq <= 255 and 0 <= command <= 255):
-        raise ValueError(f"sequence and command must be bytes, got {seq}, {command}")
-    body = bytes([len(payload), seq, command]) + payload
-    return HEADER + body + crc16_ccitt_false(body).to_bytes(2, "big")
-
-
-@dataclass(frozen=True)
-class Frame:
-    seq: int
-    command: int
-    payload: bytes
-    #: the frame's bytes as received (for retry detection).
-    raw: bytes
-
-
-class FrameReader:
-    """Assembles frames from a byte stream, resynchronising on the header after garbage.
-
-    ``feed(data)`` returns every complete valid frame; a bad length or CRC discards only the first header
-    byte and the search goes on from the next byte. ``discarded`` counts bytes thrown away.
-    """
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-        self.discarded = 0
-        self.bad_crc = 0
-
-    def feed(self, data: bytes) -> list[Frame]:
-        self.buffer += data
-        frames: list[Frame] = []
-        buf = self.buffer
-        while True:
-            start = buf.find(HEADER)
-            if start < 0:
-                # keep a trailing 0xA5: it may be the first half of a header
-                keep = 1 if buf.endswith(HEADER[:1]) else 0
-                self.discarded += len(buf) - keep
-                del buf[: len(buf) - keep]
-                break
-            if start:
-                self.discarded += start
-                del buf[:start]
-            if len(buf) < PREFIX_LEN:
-                break
-            length = buf[2]
-            if length > MAX_PAYLOAD:
-                self.discarded += 1
-                del buf[:1]
-                continue
-            total = PREFIX_LEN + length + CRC_LEN
-            if len(buf) < total:
-                break
-            body = bytes(buf[2 : PREFIX_LEN + length])
-            crc = int.from_bytes(buf[PREFIX_LEN + length : total], "big")
-            if crc != crc16_ccitt_false(body):
-                self.bad_crc += 1
-                self.discarded += 1
-                del buf[:1]
-                continue
-            frames.append(
-                Frame(
-                    seq=buf[3],
-                    command=buf[4],
-                    payload=bytes(buf[PREFIX_LEN : total - CRC_LEN]),
-                    raw=bytes(buf[:total]),
-                )
-            )
-            del buf[:total]
-        return frames
+STATE_IDLE: Final = MachineState.IDLE
+STATE_RUN: Final = MachineState.RUN
+STATE_HOMING: Final = MachineState.HOMING
+STATE_ALARM: Final = MachineState.ALARM
+ALARM_NONE: Final = Alarm.NONE
+ALARM_HARD_LIMIT: Final = Alarm.HARD_LIMIT
+ALARM_SOFT_LIMIT: Final = Alarm.SOFT_LIMIT
+ALARM_STALL: Final = Alarm.STALL
+ALARM_RESET_IN_MOTION: Final = Alarm.RESET_IN_MOTION
 
 
 class FrameEngine:
@@ -168,7 +83,7 @@ class FrameEngine:
         self.faults = faults
         self.out = out
         self.rng = random.Random(sim.seed + 2)
-        self.reader = FrameReader()
+        self.reader = FrameParser()
         self.alarm = ALARM_NONE
         self.homed = False
         self._now = 0.0
@@ -197,7 +112,7 @@ class FrameEngine:
         self.out(frame)
 
     def _reply(self, frame: Frame, status: int, payload: bytes = b"", remember: bool = True) -> None:
-        reply = encode_frame(frame.seq, frame.command | REPLY_BIT, bytes([status]) + payload)
+        reply = encode_frame(frame.sequence, frame.command | REPLY_BIT, bytes([status]) + payload)
         if remember:
             self._last_raw, self._last_reply = frame.raw, reply
         self._send(reply)
@@ -271,11 +186,12 @@ class FrameEngine:
         return True
 
     def _move(self, frame: Frame) -> None:
-        if len(frame.payload) != struct.calcsize(MOVE_FORMAT):
+        try:
+            x, y, z, feed = parse_move(frame.payload)
+        except FrameError:
             self._reply(frame, ST_BAD_PAYLOAD)
             return
-        x, y, z, feed = struct.unpack(MOVE_FORMAT, frame.payload)
-        target = (x / UM_PER_MM, y / UM_PER_MM, z / UM_PER_MM)
+        target = (x, y, z)
         if not self._queued_ok(frame):
             return
         try:
@@ -296,13 +212,14 @@ class FrameEngine:
         self._reply(frame, ST_OK)
 
     def _dwell(self, frame: Frame) -> None:
-        if len(frame.payload) != 2:
+        try:
+            seconds = parse_dwell(frame.payload)
+        except FrameError:
             self._reply(frame, ST_BAD_PAYLOAD)
             return
         if not self._queued_ok(frame):
             return
-        (ms,) = struct.unpack("<H", frame.payload)
-        self.planner.push_dwell(ms / 1000.0, self._now)
+        self.planner.push_dwell(seconds, self._now)
         self._reply(frame, ST_OK)
 
     def _status(self, frame: Frame) -> None:
@@ -313,19 +230,21 @@ class FrameEngine:
         self._reply(frame, ST_OK, self.status_payload())
 
     def status_payload(self) -> bytes:
+        """The STATUS reply's payload after the status byte: where the machine is and what it does."""
         x, y, z = self.planner.position()
-        return struct.pack(
-            STATUS_FORMAT,
-            self.state(),
-            round(x * UM_PER_MM),
-            round(y * UM_PER_MM),
-            round(z * UM_PER_MM),
-            1 if self.world.gripper.magnet else 0,
-            self.alarm,
-            min(255, len(self.planner.blocks)),
+        report = StatusReport(
+            state=self.state(),
+            x_mm=x,
+            y_mm=y,
+            z_mm=z,
+            magnet=self.world.gripper.magnet,
+            alarm=self.alarm,
+            queued=min(255, len(self.planner.blocks)),
         )
+        return status_payload(report)
 
     def state(self) -> int:
+        """The STATUS ``state`` byte."""
         if self.alarm != ALARM_NONE:
             return STATE_ALARM
         if self.planner.homing:

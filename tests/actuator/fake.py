@@ -10,7 +10,7 @@ import tty
 from collections import defaultdict, deque
 from collections.abc import Callable
 
-from services.actuator import frame as fp
+from services.common import frame as fp
 
 
 class Peer:

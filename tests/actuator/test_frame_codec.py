@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.actuator import frame as fp
+from services.common import frame as fp
 
 
 def test_crc_check_value() -> None:

@@ -7,7 +7,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from services.actuator import frame as fp
 from services.actuator.controller import (
     ControllerAlarm,
     ControllerProtocolError,
@@ -17,6 +16,7 @@ from services.actuator.controller import (
 )
 from services.actuator.framed import FrameController
 from services.actuator.grbl import GrblController, clean_line, parse_line, parse_status
+from services.common import frame as fp
 
 from .fake import FakeFrame, FakeGrbl
 

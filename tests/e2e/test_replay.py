@@ -30,6 +30,7 @@ from messages import (
     MoveRequest,
 )
 from services.bus.client import Publisher, Subscriber
+from services.common.recording import Record, Recording, RecordingWriter, match_topics
 
 from .conftest import SEED, SPEED, short_runtime, sim_stack, table
 
@@ -65,7 +66,7 @@ def decision(topic: str, message: Any) -> tuple[Any, ...] | None:
     return None
 
 
-def retimed(records: list[recording.Record], offset_ns: int) -> list[recording.Record]:
+def retimed(records: list[Record], offset_ns: int) -> list[Record]:
     """``records`` with every clock reading in a message body (BoardObservation.capture_ns,
     ButtonPress.press_ns) moved by ``offset_ns``; headers are restamped by the replay itself."""
     out = []
@@ -79,7 +80,7 @@ def retimed(records: list[recording.Record], offset_ns: int) -> list[recording.R
             out.append(record)
             continue
         body = messages.encode(record.topic, record.header(), message)[2]
-        out.append(recording.Record(record.recv_ns, record.topic, record.header_raw, body))
+        out.append(Record(record.recv_ns, record.topic, record.header_raw, body))
     return out
 
 
@@ -98,14 +99,14 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
     (plan,) = simrun.plan_tasks(SimOptions(tasks=(4,), seed=SEED + 30, speed=SPEED), sim.config)
     async with SimSession(sim.config) as session:
         sub = Subscriber(session.ctx, sim.config.bus, [""], include_frames=False, name="recorder")
-        writer = recording.RecordingWriter(path)
+        writer = RecordingWriter(path)
         stop = asyncio.Event()
         heard = asyncio.Event()
         ended = asyncio.Event()
         settled = asyncio.Event()
         stable_after_end = 0
 
-        def on_record(record: recording.Record) -> None:
+        def on_record(record: Record) -> None:
             nonlocal stable_after_end
             heard.set()
             if record.topic == "referee.state":
@@ -118,7 +119,7 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
                     settled.set()
 
         recorder = asyncio.create_task(
-            recording.record_bus(sub, writer, recording.match_topics(None), stop, on_record=on_record)
+            recording.record_bus(sub, writer, match_topics(None), stop, on_record=on_record)
         )
         try:
             await asyncio.wait_for(heard.wait(), timeout=10)  # the recorder is connected
@@ -141,7 +142,7 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
 def _recorded(path: Path, game_id: str) -> tuple[list[tuple[Any, ...]], GameState | None]:
     decisions: list[tuple[Any, ...]] = []
     final: GameState | None = None
-    for record in recording.Recording(path):
+    for record in Recording(path):
         if record.topic in DECISIONS and record.header().source in DECIDERS:
             d = decision(record.topic, record.envelope().message)
             if d is not None:
@@ -155,7 +156,7 @@ def _recorded(path: Path, game_id: str) -> tuple[list[tuple[Any, ...]], GameStat
 
 async def _replay(sim: Any, path: Path, game_id: str) -> tuple[list[tuple[Any, ...]], GameState | None]:
     stand_in = recording.make_filter(None, STAND_INS)
-    records = [r for r in recording.Recording(path) if stand_in(r) or r.topic == "operator.command"]
+    records = [r for r in Recording(path) if stand_in(r) or r.topic == "operator.command"]
     # The referee orders what it sees by the capture and press times inside the messages (a frame taken
     # before a placement finished says nothing about it). Replayed now, those times must move with the
     # replay: shift them by the distance between the recording and now, as a mocked clock would.

@@ -16,13 +16,13 @@ import pytest
 import zmq.asyncio
 
 from launch.cli import main as sanzi
-from launch.recording import Record, Recording
 from messages import ActuatorEvent, BoardObservation, GameState, Heartbeat
 from services.blackbox.config import BlackboxConfig, blackbox_config
 from services.blackbox.core import NS, BlackBox, Dump, Fault, FaultDetector, FaultStore, RingBuffer
 from services.blackbox.service import Blackbox
 from services.bus.client import Publisher, Subscriber, wait_for
 from services.common import log as log_module
+from services.common.recording import Record, Recording
 
 from .bushelp import DEADLINE_S, sanzi_env, wait_exit
 from .conftest import frames_for

@@ -19,18 +19,10 @@ import zmq.asyncio
 import messages
 from launch.cli import main as sanzi
 from launch.commands.info import summarise
-from launch.recording import (
-    FileHeader,
-    Record,
-    Recording,
-    RecordingError,
-    RecordingWriter,
-    make_filter,
-    record_bus,
-    replay_into,
-)
+from launch.recording import make_filter, record_bus, replay_into
 from messages import BoardObservation, ButtonPress, Channel, GameState, Heartbeat, MoveReply
 from services.bus.client import Publisher, Subscriber
+from services.common.recording import FileHeader, Record, Recording, RecordingError, RecordingWriter
 
 from .bushelp import WARM_TOPIC, collect, start_sanzi, wait_exit, warm_up
 from .conftest import frames_for

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import messages
-from launch.recording import (
+from messages import ActuatorEvent, BoardObservation, CameraFrame, GameState, Heartbeat
+from services.common.recording import (
     FORMAT_VERSION,
     MAGIC,
     DamagedTailWarning,
@@ -21,7 +22,6 @@ from launch.recording import (
     RecordingWriter,
     write_recording,
 )
-from messages import ActuatorEvent, BoardObservation, CameraFrame, GameState, Heartbeat
 
 from .conftest import frames_for
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import serial
 
+from services.common import frame as codec
 from services.simworld import frame as F
 
 #: generous deadlines: the machine is shared; a test never asserts a wall-clock time.
@@ -85,9 +86,9 @@ class FrameClient:
 
     def __init__(self, port: str) -> None:
         self.ser = serial.Serial(port, 115200, timeout=0.05)
-        self.reader = F.FrameReader()
+        self.reader = codec.FrameParser()
         self.seq = 0
-        self.pending: list[F.Frame] = []
+        self.pending: list[codec.Frame] = []
 
     def close(self) -> None:
         self.ser.close()
@@ -96,7 +97,7 @@ class FrameClient:
         self.seq = (self.seq + 1) % 256
         return self.seq
 
-    def read_frame(self, deadline_s: float = 2.0) -> F.Frame | None:
+    def read_frame(self, deadline_s: float = 2.0) -> codec.Frame | None:
         end = time.monotonic() + deadline_s
         while not self.pending:
             if time.monotonic() > end:
@@ -104,25 +105,27 @@ class FrameClient:
             self.pending += self.reader.feed(self.ser.read(max(1, self.ser.in_waiting)))
         return self.pending.pop(0)
 
-    def request(self, command: int, payload: bytes = b"", seq: int | None = None) -> tuple[bytes, F.Frame]:
+    def request(
+        self, command: int, payload: bytes = b"", seq: int | None = None
+    ) -> tuple[bytes, codec.Frame]:
         """Send a command; returns (its bytes, the matching reply). Stale replies are skipped."""
         seq = self.next_seq() if seq is None else seq
-        data = F.encode_frame(seq, command, payload)
+        data = codec.encode_frame(seq, command, payload)
         self.ser.write(data)
         return data, self.expect(seq, command)
 
-    def expect(self, seq: int, command: int, deadline_s: float = DEADLINE_S) -> F.Frame:
+    def expect(self, seq: int, command: int, deadline_s: float = DEADLINE_S) -> codec.Frame:
         end = time.monotonic() + deadline_s
         while time.monotonic() < end:
             reply = self.read_frame(max(0.0, end - time.monotonic()))
-            if reply is not None and reply.seq == seq and reply.command == command | F.REPLY_BIT:
+            if reply is not None and reply.seq == seq and reply.command == command | codec.REPLY_BIT:
                 return reply
         raise AssertionError(f"no reply to seq {seq}")
 
     def status(self) -> dict[str, Any]:
         _, reply = self.request(F.STATUS)
         assert reply.payload[0] == F.ST_OK
-        state, x, y, z, magnet, alarm, queued = struct.unpack(F.STATUS_FORMAT, reply.payload[1:])
+        state, x, y, z, magnet, alarm, queued = struct.unpack(codec.STATUS_FORMAT, reply.payload[1:])
         return {
             "state": state,
             "x": x / 1000,
@@ -142,6 +145,6 @@ class FrameClient:
             time.sleep(0.005)
         raise AssertionError("never idle")
 
-    def move(self, x: float, y: float, z: float, feed: int = 0) -> F.Frame:
-        payload = struct.pack(F.MOVE_FORMAT, round(x * 1000), round(y * 1000), round(z * 1000), feed)
+    def move(self, x: float, y: float, z: float, feed: int = 0) -> codec.Frame:
+        payload = struct.pack(codec.MOVE_FORMAT, round(x * 1000), round(y * 1000), round(z * 1000), feed)
         return self.request(F.MOVE, payload)[1]

@@ -9,6 +9,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from services.common import frame as codec
 from services.simworld import frame as F
 from services.simworld.controller import ControllerError, EmulatedController
 
@@ -69,12 +70,12 @@ def test_reset_and_sim_time(config: Any) -> None:
 
 def test_frame_queue_full_is_not_remembered(config: Any) -> None:
     ctl = controller(config, protocol="frame", planner_blocks=1)
-    move = F.encode_frame(1, F.MOVE, struct.pack(F.MOVE_FORMAT, 10_000, 0, 40_000, 600))
-    again = F.encode_frame(2, F.MOVE, struct.pack(F.MOVE_FORMAT, 20_000, 0, 40_000, 600))
-    assert F.FrameReader().feed(ctl.receive(move, 0.0))[0].payload == bytes([F.ST_OK])
-    assert F.FrameReader().feed(ctl.receive(again, 0.0))[0].payload == bytes([F.ST_QUEUE_FULL])
+    move = codec.encode_frame(1, F.MOVE, struct.pack(codec.MOVE_FORMAT, 10_000, 0, 40_000, 600))
+    again = codec.encode_frame(2, F.MOVE, struct.pack(codec.MOVE_FORMAT, 20_000, 0, 40_000, 600))
+    assert codec.FrameParser().feed(ctl.receive(move, 0.0))[0].payload == bytes([F.ST_OK])
+    assert codec.FrameParser().feed(ctl.receive(again, 0.0))[0].payload == bytes([F.ST_QUEUE_FULL])
     # the same bytes later, when there is room, are executed (not answered from memory)
-    assert F.FrameReader().feed(ctl.receive(again, 0.5))[0].payload == bytes([F.ST_OK])
+    assert codec.FrameParser().feed(ctl.receive(again, 0.5))[0].payload == bytes([F.ST_OK])
     ctl.tick(1.0)
     assert ctl.world.gripper.x_mm == 20.0
 

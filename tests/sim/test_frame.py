@@ -10,6 +10,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from services.common import frame as codec
 from services.simworld import frame as F
 from services.simworld.controller import EmulatedController
 
@@ -19,15 +20,15 @@ Factory = Callable[..., tuple[EmulatedController, FrameClient]]
 
 
 def test_crc_check_value() -> None:
-    assert F.crc16_ccitt_false(b"123456789") == 0x29B1
+    assert codec.crc16_ccitt_false(b"123456789") == 0x29B1
 
 
 def test_reader_resynchronises_after_garbage_and_broken_frames() -> None:
-    good = F.encode_frame(7, F.PING)
-    broken = bytearray(F.encode_frame(8, F.STATUS))
+    good = codec.encode_frame(7, F.PING)
+    broken = bytearray(codec.encode_frame(8, F.STATUS))
     broken[-1] ^= 0xFF  # bad CRC
     noise = b"\x00\xa5\xa5\x5a\xff\x13" + bytes(broken) + b"\xa5"
-    reader = F.FrameReader()
+    reader = codec.FrameParser()
     frames = reader.feed(noise + good[:4])
     assert frames == []
     frames = reader.feed(good[4:])
@@ -37,7 +38,7 @@ def test_reader_resynchronises_after_garbage_and_broken_frames() -> None:
 
 def test_encode_refuses_oversized_payloads() -> None:
     with pytest.raises(ValueError, match="at most 64"):
-        F.encode_frame(1, F.PING, bytes(65))
+        codec.encode_frame(1, F.PING, bytes(65))
 
 
 @pytest.fixture
@@ -88,7 +89,7 @@ def test_move_status_polling_and_position(framed: Factory) -> None:
 
 def test_retry_with_the_same_sequence_is_not_executed_twice(framed: Factory) -> None:
     ctl, c = framed(speed=1.0)
-    payload = struct.pack(F.MOVE_FORMAT, 10_000, 0, 40_000, 0)
+    payload = struct.pack(codec.MOVE_FORMAT, 10_000, 0, 40_000, 0)
     data, first = c.request(F.MOVE, payload, seq=42)
     executed = ctl.engine.executed
     c.ser.write(data)  # the host thinks the reply was lost and sends the same bytes again
@@ -104,7 +105,7 @@ def test_retry_with_the_same_sequence_is_not_executed_twice(framed: Factory) -> 
 
 def test_lost_reply_then_retry_gets_the_stored_reply(framed: Factory) -> None:
     ctl, c = framed(faults=["lose-reply:1"])
-    data = F.encode_frame(5, F.MAGNET, b"\x01")
+    data = codec.encode_frame(5, F.MAGNET, b"\x01")
     c.ser.write(data)
     assert c.read_frame(deadline_s=0.2) is None  # lost
     c.ser.write(data)  # retry after the host's timeout
@@ -129,7 +130,7 @@ def test_garbage_before_a_reply_is_skipped_by_the_reader(framed: Factory) -> Non
 
 def test_bad_crc_gets_no_reply(framed: Factory) -> None:
     _, c = framed()
-    broken = bytearray(F.encode_frame(9, F.PING))
+    broken = bytearray(codec.encode_frame(9, F.PING))
     broken[5] ^= 0x01
     c.ser.write(bytes(broken))
     assert c.read_frame(deadline_s=0.2) is None
@@ -139,7 +140,7 @@ def test_home_replies_when_done_and_alarm_refuses_moves(framed: Factory) -> None
     ctl, c = framed(speed=20.0)
     c.move(100.0, 100.0, 40.0)
     c.wait_idle()
-    data = F.encode_frame(c.next_seq(), F.HOME)
+    data = codec.encode_frame(c.next_seq(), F.HOME)
     c.ser.write(data)
     c.ser.write(data)  # a retry while homing: still only one reply
     seq = data[3]
@@ -196,7 +197,7 @@ def test_pick_and_place_over_frames(framed: Factory) -> None:
 
 def test_stall_then_late_replies(framed: Factory) -> None:
     ctl, c = framed(stall_s=0.3, faults=["stall:1"])
-    data = F.encode_frame(1, F.PING)
+    data = codec.encode_frame(1, F.PING)
     c.ser.write(data)
     assert c.read_frame(deadline_s=0.1) is None
     c.ser.write(data)  # the host retries during the stall

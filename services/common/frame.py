@@ -1,5 +1,8 @@
 """The binary frame protocol of docs/protocols.md section 2, as pure functions: no I/O.
 
+The one codec of the protocol: the actuator's driver (:mod:`services.actuator.framed`) and the simulator's
+emulated controller (:mod:`services.simworld.frame`) both encode and decode frames and payloads here.
+
 A frame is ``A5 5A | length | sequence | command | payload (length bytes) | CRC-16 big-endian``, the CRC
 (CRC-16/CCITT-FALSE) taken over length, sequence, command and payload. :class:`FrameParser` turns an
 arbitrary byte stream into frames and resynchronises after garbage: on a bad length or a bad CRC it
@@ -61,6 +64,16 @@ class MachineState(IntEnum):
     ALARM = 3
 
 
+class Alarm(IntEnum):
+    """The ``alarm`` byte of a STATUS reply."""
+
+    NONE = 0
+    HARD_LIMIT = 1
+    SOFT_LIMIT = 2
+    STALL = 3
+    RESET_IN_MOTION = 9
+
+
 #: alarm codes in a STATUS reply, for messages to people.
 ALARM_NAMES: Final[dict[int, str]] = {
     0: "none",
@@ -94,13 +107,26 @@ class Frame:
 
     @property
     def is_reply(self) -> bool:
+        """Whether this frame is a reply (bit 7 of the command set)."""
         return bool(self.command & REPLY_BIT)
 
     @property
     def base_command(self) -> int:
+        """The command without the reply bit."""
         return self.command & ~REPLY_BIT
 
+    @property
+    def seq(self) -> int:
+        """The sequence number (the emulated controller's short name for :attr:`sequence`)."""
+        return self.sequence
+
+    @property
+    def raw(self) -> bytes:
+        """The frame's bytes as sent (a decoded frame's bytes are exactly its encoding)."""
+        return self.encode()
+
     def encode(self) -> bytes:
+        """The bytes of this frame; see :func:`encode_frame`."""
         return encode_frame(self.sequence, self.command, self.payload)
 
 
@@ -116,7 +142,7 @@ def crc16_ccitt_false(data: bytes, crc: int = 0xFFFF) -> int:
 def encode_frame(sequence: int, command: int, payload: bytes = b"") -> bytes:
     """The bytes of one frame. :raises FrameError: on a payload over 64 bytes or a field out of range."""
     if len(payload) > MAX_PAYLOAD:
-        raise FrameError(f"payload of {len(payload)} bytes exceeds the maximum of {MAX_PAYLOAD}")
+        raise FrameError(f"payload of {len(payload)} bytes exceeds the maximum: at most {MAX_PAYLOAD}")
     if not 0 <= sequence <= 255 or not 0 <= command <= 255:
         raise FrameError(f"sequence {sequence} and command {command} must be bytes (0..255)")
     body = bytes((len(payload), sequence, command)) + payload
@@ -173,13 +199,21 @@ class FrameParser:
         del self._buf[:1]
 
     def clear(self) -> None:
+        """Forget any partial frame."""
         self._buf.clear()
 
 
 # --- payloads -------------------------------------------------------------------------------------
 
-_MOVE = struct.Struct("<iiiH")
-_STATUS = struct.Struct("<BiiiBBB")
+#: MOVE payload: x, y, z int32 micrometres, feed uint16 mm/min (0 = rapid).
+MOVE_FORMAT: Final = "<iiiH"
+#: STATUS reply after the status byte: state, x, y, z (micrometres), magnet, alarm, queued.
+STATUS_FORMAT: Final = "<BiiiBBB"
+#: DWELL payload: milliseconds.
+DWELL_FORMAT: Final = "<H"
+_MOVE = struct.Struct(MOVE_FORMAT)
+_STATUS = struct.Struct(STATUS_FORMAT)
+_DWELL = struct.Struct(DWELL_FORMAT)
 MICRONS_PER_MM: Final = 1000
 MAX_FEED: Final = 0xFFFF
 
@@ -195,11 +229,29 @@ def move_payload(x_mm: float, y_mm: float, z_mm: float, feed_mm_min: float) -> b
     )
 
 
+def parse_move(payload: bytes) -> tuple[float, float, float, int]:
+    """Decode a MOVE payload into (x, y, z in millimetres, feed in mm/min, 0 = rapid).
+    :raises FrameError: on a wrong length."""
+    if len(payload) != _MOVE.size:
+        raise FrameError(f"MOVE payload of {len(payload)} bytes, expected {_MOVE.size}")
+    x, y, z, feed = _MOVE.unpack(payload)
+    return x / MICRONS_PER_MM, y / MICRONS_PER_MM, z / MICRONS_PER_MM, feed
+
+
 def dwell_payload(seconds: float) -> bytes:
+    """DWELL payload: uint16 milliseconds. :raises FrameError: outside 0..65.535 s."""
     ms = round(seconds * 1000)
     if not 0 <= ms <= 0xFFFF:
         raise FrameError(f"dwell of {seconds} s out of range 0..65.535 s")
-    return struct.pack("<H", ms)
+    return _DWELL.pack(ms)
+
+
+def parse_dwell(payload: bytes) -> float:
+    """Decode a DWELL payload into seconds. :raises FrameError: on a wrong length."""
+    if len(payload) != _DWELL.size:
+        raise FrameError(f"DWELL payload of {len(payload)} bytes, expected {_DWELL.size}")
+    (ms,) = _DWELL.unpack(payload)
+    return ms / 1000
 
 
 @dataclass(frozen=True, slots=True)
