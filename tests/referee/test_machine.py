@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from messages import ButtonPress, MoveReply
+from messages import game as G
 from services.ai import core as ai_core
 from services.referee import judge as J
 from services.referee import machine as M
@@ -221,7 +222,7 @@ def test_dropped_piece_is_replaced_after_the_confirmation_timeout() -> None:
     cmd = drive.find(SendCommand).command
     assert (cmd.kind, cmd.to_square, cmd.colour) == ("place", square, "white")
     gs = drive.public
-    assert gs.illegal == J.PLACEMENT_FAILED and gs.activity == "recovering" and gs.fault
+    assert gs.illegal == G.PLACEMENT_FAILED and gs.activity == "recovering" and gs.fault
     assert gs.pending_command == cmd.command_id and gs.placement_elapsed_s > 10
     drive.complete_placement()
     gs = drive.public
@@ -244,7 +245,7 @@ def test_failed_command_recovers_on_the_next_view_without_waiting() -> None:
     drive, _square, _expected = _device_move_sent()
     drive.report("failed", reason="alarm: hard limit")
     gs = drive.public
-    assert gs.illegal == J.PLACEMENT_FAILED and "hard limit" in gs.fault
+    assert gs.illegal == G.PLACEMENT_FAILED and "hard limit" in gs.fault
     drive.observe("X........")
     assert drive.find(SendCommand).command.kind == "place"
 
@@ -262,7 +263,7 @@ def test_recovery_gives_up_after_the_retries_and_waits_for_a_fixed_board() -> No
     drive.tick(10.5)
     assert not drive.has(SendCommand)
     gs = drive.public
-    assert gs.phase == M.COMMAND_SENT and "fix it by hand" in gs.fault and gs.illegal == J.PLACEMENT_FAILED
+    assert gs.phase == M.COMMAND_SENT and "fix it by hand" in gs.fault and gs.illegal == G.PLACEMENT_FAILED
     drive.observe("X........")
     assert not drive.has(SendCommand)
     drive.observe(expected)  # somebody put the piece there
@@ -284,7 +285,7 @@ def test_no_view_at_all_is_reported() -> None:
     drive, _, _ = _device_move_sent()
     drive.report("done")
     drive.tick(10.5)
-    assert drive.public.illegal == J.PLACEMENT_FAILED and "not confirmed" in drive.public.fault
+    assert drive.public.illegal == G.PLACEMENT_FAILED and "not confirmed" in drive.public.fault
 
 
 def test_an_actuator_restart_is_noticed_by_its_pid_and_the_command_queried_at_once() -> None:
