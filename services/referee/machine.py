@@ -95,8 +95,10 @@ from messages.game import (
     Result,
 )
 from services.ai import core as ai_core
+from services.common.config import BusConfig
 
 from . import judge as J
+from .config import RefereeConfig
 from .events import (
     Action,
     ActuatorReport,
@@ -140,26 +142,33 @@ class OperatorError(ValueError):
     """An operator command that cannot be carried out; the message goes back to the operator."""
 
 
+#: the defaults of the settings: those of the configuration sections they come from (one place each).
+_REFEREE_DEFAULTS: Final = RefereeConfig()
+_BUS_DEFAULTS: Final = BusConfig()
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """The configuration the machine decides with (from ``[referee]`` and ``[bus]``). It is part of the
     state, so :func:`step` needs nothing else; replaying a journal with other settings may decide
-    otherwise."""
+    otherwise.
 
-    stable_timeout_s: float = 20.0
-    placement_budget_s: float = 15.0
-    confirm_timeout_s: float = 10.0
-    ai_timeout_s: float = 1.0
-    command_timeout_s: float = 30.0
-    #: a pending command (or move request) with no news for this long is asked about again
-    requery_s: float = 1.0
-    peer_timeout_s: float = 3.0
-    level: str = "perfect"
-    seed: int = 0
-    placement_retries: int = 2
-    required_peers: tuple[str, ...] = ("vision", "actuator", "led")
-    colours: str = "bbww"
-    first_square: int = 5
+    Every field but ``peer_timeout_s`` (``bus.peer_timeout_s``) is the ``[referee]`` key of the same name,
+    documented and defaulted in :class:`~services.referee.config.RefereeConfig`."""
+
+    stable_timeout_s: float = _REFEREE_DEFAULTS.stable_timeout_s
+    placement_budget_s: float = _REFEREE_DEFAULTS.placement_budget_s
+    confirm_timeout_s: float = _REFEREE_DEFAULTS.confirm_timeout_s
+    ai_timeout_s: float = _REFEREE_DEFAULTS.ai_timeout_s
+    command_timeout_s: float = _REFEREE_DEFAULTS.command_timeout_s
+    requery_s: float = _REFEREE_DEFAULTS.requery_s
+    peer_timeout_s: float = _BUS_DEFAULTS.peer_timeout_s
+    level: str = _REFEREE_DEFAULTS.level
+    seed: int = _REFEREE_DEFAULTS.seed
+    placement_retries: int = _REFEREE_DEFAULTS.placement_retries
+    required_peers: tuple[str, ...] = tuple(_REFEREE_DEFAULTS.required_peers)
+    colours: str = _REFEREE_DEFAULTS.colours
+    first_square: int = _REFEREE_DEFAULTS.first_square
 
     def __post_init__(self) -> None:
         try:
@@ -177,22 +186,13 @@ class Settings:
         """Settings from the whole configuration (``config.referee`` and ``config.bus``).
 
         :raises SettingsError: naming the bad key."""
-        ref = config.referee
-        return cls(
-            stable_timeout_s=ref.stable_timeout_s,
-            placement_budget_s=ref.placement_budget_s,
-            confirm_timeout_s=ref.confirm_timeout_s,
-            ai_timeout_s=ref.ai_timeout_s,
-            command_timeout_s=ref.command_timeout_s,
-            requery_s=ref.requery_s,
-            peer_timeout_s=config.bus.peer_timeout_s,
-            level=ref.level,
-            seed=ref.seed,
-            placement_retries=ref.placement_retries,
-            required_peers=tuple(ref.required_peers),
-            colours=ref.colours,
-            first_square=ref.first_square,
-        )
+        values = {name: getattr(config.referee, name) for name in _FROM_REFEREE}
+        values["required_peers"] = tuple(values["required_peers"])
+        return cls(**values, peer_timeout_s=config.bus.peer_timeout_s)
+
+
+#: the settings that are ``[referee]`` keys of the same name (all but ``peer_timeout_s``).
+_FROM_REFEREE: Final = tuple(f.name for f in dataclasses.fields(Settings) if f.name != "peer_timeout_s")
 
 
 @dataclass(frozen=True, slots=True)

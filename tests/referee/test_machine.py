@@ -506,3 +506,15 @@ def test_a_press_while_paused_is_not_acknowledged_so_it_comes_again_after_the_pa
     drive.feed(PeerHeartbeat(now=drive.now(), process="vision", pid=5))
     drive.feed(Button(now=drive.now(), press=press))  # announced again by the panel
     assert drive.phase == M.WAITING_FOR_STABLE and drive.public.press_ack == 42
+
+
+def test_settings_default_to_the_configuration_defaults() -> None:
+    """The settings repeat no default: each comes from the configuration section it is read from."""
+    from services.common import config as config_module
+
+    assert M.Settings() == M.Settings.from_config(config_module.load(None))
+    changed = config_module.load(
+        None, overrides={"referee": {"seed": 7, "required_peers": ["vision"]}, "bus": {"peer_timeout_s": 5.0}}
+    )
+    settings = M.Settings.from_config(changed)
+    assert (settings.seed, settings.required_peers, settings.peer_timeout_s) == (7, ("vision",), 5.0)
