@@ -13,7 +13,8 @@ board is ``WIN_SCORE - P``, a draw 0.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import Final, NamedTuple
 
 from .board import GEOMETRY_3X3, Board, Square
@@ -89,14 +90,15 @@ _table: dict[int, Entry] | None = None
 _lock = threading.Lock()
 
 
-def table() -> dict[int, Entry]:
-    """The table, built on first call (thread-safe), shared afterwards. Treat it as read-only."""
+def table() -> Mapping[int, Entry]:
+    """The table, built on first call (thread-safe), shared afterwards: a read-only view, so that no
+    caller can change what every other caller reads."""
     global _table
     if _table is None:
         with _lock:
             if _table is None:
                 _table = build()
-    return _table
+    return MappingProxyType(_table)
 
 
 def entry(board: Board) -> Entry:

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from messages import ButtonPress, GameState, Heartbeat
+from messages.game import PAUSED, RESTING_PHASES
 
 from . import stack as stack_module
 
@@ -41,8 +42,6 @@ from . import stack as stack_module
 VICTIMS: Final = ("bus", "vision", "referee", "ai", "actuator", "led")
 #: seconds between kills (uniform), as the issue's script did it.
 DEFAULT_INTERVAL_S: Final = (1.0, 5.0)
-#: phases in which no game runs (no kills then: there is nothing to recover).
-RESTING: Final = frozenset({"idle", "game-over"})
 #: how often the monkey looks at the clock when nothing arrives.
 LOOK_S: Final = 0.05
 
@@ -141,7 +140,7 @@ class Monkey:
 
     def _may_kill(self) -> bool:
         s = self.state
-        if s is None or s.phase in RESTING:
+        if s is None or s.phase in RESTING_PHASES:
             return False
         return not self.kills or self.kills[-1].back_s is not None
 
@@ -184,7 +183,7 @@ class Monkey:
             for k in self.kills:
                 if k.kind == "freeze" and k.back_s is None and k.victim in msg.peers_down:
                     k.paused = True
-                if k.back_s is None or k.progress_s is not None or msg.peers_down or msg.phase == "paused":
+                if k.back_s is None or k.progress_s is not None or msg.peers_down or msg.phase == PAUSED:
                     continue
                 if key != k._back_key:
                     k.progress_s = now - k.at

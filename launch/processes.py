@@ -1,7 +1,8 @@
 """The one registry of the stack's long-running processes.
 
 Like openpilot's ``system/manager/process_config.py``: every process is listed here once, with the module
-it runs, the configurations it runs in, whether the referee needs it alive, and the topics it publishes.
+it runs, the configurations it runs in and the topics it publishes; whether the referee needs it alive is
+read from the referee's configuration (:data:`REQUIRED_PEERS`).
 Everything else reads this table: the supervisord configuration (:mod:`launch.supervisor`, checked against
 the committed ``supervisord.conf`` by a test), ``sanzi up``/``sanzi sim``/``sanzi status``, and
 ``sanzi play --instead-of PROCESS`` (which topics a recording must supply for a process that is not run).
@@ -17,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from services.referee.config import RefereeConfig
+
 #: The two kinds of configuration the stack runs in.
 Mode = Literal["hardware", "sim"]
 MODES: Final[tuple[Mode, ...]] = ("hardware", "sim")
@@ -28,6 +31,12 @@ HEARTBEAT_TOPIC: Final = "sys.heartbeat"
 
 #: Value of ``camera.source`` that selects the simulator.
 SIM_CAMERA_SOURCE: Final = "sim"
+
+#: The processes the referee needs alive (a game waits while one misses heartbeats): the default of
+#: ``referee.required_peers``, the one place this fact is stated, so that the registry and the referee
+#: cannot disagree. The ai is not among them (the referee falls back to the engine in-process), nor is
+#: the bus (without it the referee hears no peer at all).
+REQUIRED_PEERS: Final[frozenset[str]] = frozenset(RefereeConfig().required_peers)
 
 
 class UnknownProcessError(KeyError):
@@ -47,8 +56,6 @@ class ProcessSpec:
     module: str
     #: the configurations that run it.
     modes: frozenset[Mode]
-    #: the referee treats it as a peer: a game waits while it misses heartbeats.
-    required: bool
     #: the topics it publishes (besides :data:`HEARTBEAT_TOPIC`).
     publishes: tuple[str, ...]
     #: seconds a process must stay up after a start to count as started (supervisord ``startsecs``).
@@ -58,7 +65,14 @@ class ProcessSpec:
     #: one line for ``sanzi status`` and the README.
     description: str = ""
 
+    @property
+    def required(self) -> bool:
+        """The referee treats it as a peer by default: a game waits while it misses heartbeats (see
+        :data:`REQUIRED_PEERS`)."""
+        return self.name in REQUIRED_PEERS
+
     def runs_in(self, mode: Mode) -> bool:
+        """Whether the configurations of ``mode`` run this process."""
         return mode in self.modes
 
 
@@ -68,7 +82,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="bus",
         module="services.bus",
         modes=BOTH,
-        required=True,
         publishes=(),
         priority=10,
         description="XPUB/XSUB forwarders for events and camera frames",
@@ -77,7 +90,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="simworld",
         module="services.simworld",
         modes=SIM_ONLY,
-        required=False,
         publishes=("sim.world",),
         priority=20,
         description="the simulated table and the emulated motion controller on a pseudo-terminal",
@@ -86,7 +98,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="simcam",
         module="services.simcam",
         modes=SIM_ONLY,
-        required=False,
         publishes=("camera.frame",),
         priority=30,
         description="renders the simulated world as camera frames",
@@ -95,7 +106,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="vision",
         module="services.vision",
         modes=BOTH,
-        required=True,
         publishes=("vision.board", "vision.stable"),
         priority=40,
         description="board pose and squares from camera frames",
@@ -104,7 +114,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="ai",
         module="services.ai",
         modes=BOTH,
-        required=True,
         publishes=("ai.reply",),
         priority=40,
         description="the engine: a move for each request",
@@ -113,7 +122,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="actuator",
         module="services.actuator",
         modes=BOTH,
-        required=True,
         publishes=("actuator.event", "actuator.position"),
         priority=40,
         description="the motion controller over the serial port",
@@ -122,7 +130,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="led",
         module="services.led",
         modes=BOTH,
-        required=True,
         publishes=("panel.state", "panel.button"),
         priority=40,
         description="lamp, LEDs and the button",
@@ -131,7 +138,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="referee",
         module="services.referee",
         modes=BOTH,
-        required=True,
         publishes=("referee.state", "ai.request", "actuator.command", "operator.reply"),
         priority=50,
         description="the game: state machine, logical board, journal",
@@ -140,7 +146,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="simhuman",
         module="services.simhuman",
         modes=SIM_ONLY,
-        required=False,
         publishes=("sim.action", "sim.button"),
         priority=60,
         description="the simulated person",
@@ -149,7 +154,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="blackbox",
         module="services.blackbox",
         modes=BOTH,
-        required=False,
         publishes=(),
         priority=60,
         description="keeps the last seconds of bus traffic and writes them out on a fault",
@@ -187,8 +191,9 @@ def processes_for(mode: Mode, *, exclude: frozenset[str] | set[str] = frozenset(
 
 
 def required_peers(mode: Mode) -> list[str]:
-    """The processes whose heartbeats the referee watches in ``mode`` (a game waits while one is down)."""
-    return [p.name for p in processes_for(mode) if p.required and p.name != "referee"]
+    """The processes whose heartbeats the referee watches in ``mode`` by default (a game waits while one
+    is down), in registry order."""
+    return [p.name for p in processes_for(mode) if p.required]
 
 
 def published_by(name: str) -> tuple[str, ...]:

@@ -49,6 +49,7 @@ from messages import (
     WorldAction,
     WorldState,
 )
+from messages.game import DEVICE_WON, DONE, DRAW, GAME_OVER, PERSON_WON, RESTING_PHASES
 
 from . import stack as stack_module
 
@@ -57,10 +58,6 @@ ALL_TASKS: Final = (1, 2, 3, 4, 5, 6)
 PLACEMENT_TASKS: Final = frozenset({1, 2, 3})
 GAME_TASKS: Final = frozenset({4, 5, 6})
 EMPTY_BOARD: Final = "........."
-#: Referee results (GameState.result).
-DONE, DEVICE_WON, PERSON_WON, DRAW, STOPPED = "done", "device-won", "person-won", "draw", "stopped"
-#: Phases in which the referee takes a new task.
-RESTING_PHASES: Final = frozenset({"idle", "game-over"})
 
 #: The person's default setup per game task: task 4 must be won after a mistaken first reply; task 5 is
 #: a draw against perfect play; task 6 has the person move one of the device's pieces.
@@ -957,7 +954,7 @@ async def follow(
 
     def over() -> bool:
         s = mine()
-        return s is not None and s.phase == "game-over" and bool(s.result)
+        return s is not None and s.phase == GAME_OVER and bool(s.result)
 
     async def changed() -> None:
         nonlocal last_revision

@@ -21,6 +21,7 @@ from .envelope import (
     to_builtins,
     type_tag,
 )
+from .game import Activity, Illegal, Phase, Result
 from .operator import OperatorCommand, OperatorReply
 from .panel import ButtonPress, PanelState
 from .referee import GameState, PlacementRecord
@@ -41,6 +42,7 @@ from .vision import BoardObservation, BoardPose, SquareObservation, SupplyPiece
 __all__ = [
     "MESSAGE_TYPES",
     "TOPICS",
+    "Activity",
     "ActuatorCommand",
     "ActuatorEvent",
     "ActuatorPosition",
@@ -60,15 +62,18 @@ __all__ = [
     "Header",
     "Heartbeat",
     "HumanSetup",
+    "Illegal",
     "Message",
     "MoveReply",
     "MoveRequest",
     "OperatorCommand",
     "OperatorReply",
     "PanelState",
+    "Phase",
     "PieceState",
     "PlacementRecord",
     "Point",
+    "Result",
     "SquareObservation",
     "SquareState",
     "SupplyPiece",

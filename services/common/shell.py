@@ -51,7 +51,9 @@ class Service(ABC):
     name: ClassVar[str]
 
     def __init__(self, config: Any, log: Any | None = None) -> None:
-        from services.bus.client import Publisher  # the bus imports config; import late to avoid a cycle
+        # Imported on first use, not for a cycle (the bus client imports only messages and services.common):
+        # a tool that only reads the shell's names does not load the bus client and its CURVE support.
+        from services.bus.client import Publisher
 
         self.config = config
         self.log = log or log_module.get()

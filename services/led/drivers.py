@@ -38,6 +38,7 @@ from .patterns import led_level
 
 LevelCallback = Callable[[bool, float], None]
 PressCallback = Callable[[float], None]
+FaultCallback = Callable[[str], None]
 
 #: outputs are refreshed this often so that blink modes render smoothly.
 BLINK_TICK_S: Final = 0.02
@@ -60,9 +61,22 @@ class Panel(ABC):
         self.on_level = on_level
         self.on_press = on_press
         self.state: PanelState | None = None
+        #: why the driver stopped reading the button, "" while it reads it.
+        self.fault = ""
+        #: called on the event loop, once, with :attr:`fault` when the driver stops reading the button
+        #: (the service sets it: it logs the reason and reports it in its heartbeat).
+        self.on_fault: FaultCallback | None = None
 
     async def start(self) -> None:
         return None
+
+    def failed(self, reason: str) -> None:
+        """The driver can no longer read the button: record ``reason`` and tell :attr:`on_fault`."""
+        if self.fault:
+            return
+        self.fault = reason
+        if self.on_fault is not None:
+            self.on_fault(reason)
 
     @abstractmethod
     def show(self, state: PanelState) -> None:
@@ -175,8 +189,9 @@ class SerialPanel(Panel):
     def _readable(self) -> None:
         try:
             data = self._serial.read(4096)
-        except Exception:  # an unplugged adapter: stop reading, the service keeps publishing
+        except Exception as exc:  # an unplugged adapter: stop reading, the service keeps publishing
             asyncio.get_running_loop().remove_reader(self._serial.fileno())
+            self.failed(f"cannot read the panel's serial port {self.config.serial_port}: {exc!r}")
             return
         self._buf += data
         while (end := self._buf.find(b"\n")) >= 0:

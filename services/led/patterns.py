@@ -24,9 +24,10 @@ from collections.abc import Iterable
 from typing import Final, NamedTuple
 
 from messages import GameState, PanelState
+from messages import game as G
 
 #: the phase in which the lamp is on.
-LAMP_PHASE: Final = "waiting-for-person"
+LAMP_PHASE: Final = G.WAITING_FOR_PERSON
 
 
 class Look(NamedTuple):
@@ -57,54 +58,60 @@ LOOKS: Final[dict[str, Look]] = {
     "fault": Look("off", "on", "fault"),
 }
 
-#: illegal move kinds -> the error LED's blink code (flash-N) and what to tell the person.
-ILLEGAL: Final[dict[str, tuple[int, str]]] = {
-    "no-change": (1, "no move seen: move, then press"),
-    "two-pieces": (2, "two pieces placed: take one back"),
-    "wrong-colour": (3, "wrong colour: use your own pieces"),
-    "person-piece-moved": (4, "your piece was moved: put it back"),
-    "person-piece-removed": (5, "your piece was taken off: put it back"),
-    "stable-timeout": (6, "cannot see the board: take your hand away"),
-    "occupied-square": (7, "your piece is on the device's square: take it back"),
-    "placement-failed": (8, "the device's piece did not land: check the board"),
+#: illegal move kinds -> the error LED's blink code (flash-N) and what to tell the person (every kind has
+#: its own code; a test checks the table against :data:`messages.game.ILLEGAL_KINDS`).
+ILLEGAL: Final[dict[G.Illegal, tuple[int, str]]] = {
+    G.NO_CHANGE: (1, "no move seen: move, then press"),
+    G.TWO_PIECES: (2, "two pieces placed: take one back"),
+    G.WRONG_COLOUR: (3, "wrong colour: use your own pieces"),
+    G.PERSON_PIECE_MOVED: (4, "your piece was moved: put it back"),
+    G.PERSON_PIECE_REMOVED: (5, "your piece was taken off: put it back"),
+    G.STABLE_TIMEOUT: (6, "cannot see the board: take your hand away"),
+    G.OCCUPIED_SQUARE: (7, "your piece is on the device's square: take it back"),
+    G.PLACEMENT_FAILED: (8, "the device's piece did not land: check the board"),
 }
 #: the blink code of an illegal kind not in the table.
 OTHER_ILLEGAL_FLASHES: Final = 9
 
 #: phases in which an illegal move is still being shown (until the referee clears ``illegal``).
-ILLEGAL_PHASES: Final = frozenset({"waiting-for-person", "button-pressed", "waiting-for-stable", "judged"})
+ILLEGAL_PHASES: Final[frozenset[G.Phase]] = frozenset(
+    {G.WAITING_FOR_PERSON, G.BUTTON_PRESSED, G.WAITING_FOR_STABLE, G.JUDGED}
+)
 
-PHASE_PATTERN: Final[dict[str, str]] = {
-    "idle": "idle",
-    "task-chosen": "ready",
-    "device-to-move": "thinking",
-    "move-requested": "thinking",
-    "command-sent": "moving",
-    "placement-confirmed": "moving",
-    "waiting-for-person": "your-turn",
-    "button-pressed": "checking",
-    "waiting-for-stable": "checking",
-    "judged": "checking",
-    "game-over": "idle",
-    "paused": "paused",
+#: every phase -> its pattern (a test checks that no phase of :data:`messages.game.PHASES` is missing).
+PHASE_PATTERN: Final[dict[G.Phase, str]] = {
+    G.IDLE: "idle",
+    G.TASK_CHOSEN: "ready",
+    G.DEVICE_TO_MOVE: "thinking",
+    G.MOVE_REQUESTED: "thinking",
+    G.COMMAND_SENT: "moving",
+    G.PLACEMENT_CONFIRMED: "moving",
+    G.WAITING_FOR_PERSON: "your-turn",
+    G.BUTTON_PRESSED: "checking",
+    G.WAITING_FOR_STABLE: "checking",
+    G.JUDGED: "checking",
+    G.GAME_OVER: "idle",
+    G.PAUSED: "paused",
 }
 
-ACTIVITY_PATTERN: Final[dict[str, str]] = {
-    "checking-board": "thinking",
-    "thinking": "thinking",
-    "placing": "moving",
-    "confirming": "moving",
-    "recovering": "moving",
-    "restoring": "restoring",
-    "judging": "checking",
+#: every activity -> its pattern (checked against :data:`messages.game.ACTIVITIES`).
+ACTIVITY_PATTERN: Final[dict[G.Activity, str]] = {
+    G.CHECKING_BOARD: "thinking",
+    G.THINKING: "thinking",
+    G.PLACING: "moving",
+    G.CONFIRMING: "moving",
+    G.RECOVERING: "moving",
+    G.RESTORING: "restoring",
+    G.JUDGING: "checking",
 }
 
-RESULT_PATTERN: Final[dict[str, str]] = {
-    "device-won": "device-won",
-    "person-won": "person-won",
-    "draw": "draw",
-    "done": "done",
-    "stopped": "idle",
+#: every result -> its pattern (checked against :data:`messages.game.RESULTS`).
+RESULT_PATTERN: Final[dict[G.Result, str]] = {
+    G.DEVICE_WON: "device-won",
+    G.PERSON_WON: "person-won",
+    G.DRAW: "draw",
+    G.DONE: "done",
+    G.STOPPED: "idle",
 }
 
 
@@ -115,9 +122,9 @@ def _pattern(state: GameState, down: list[str], ask_again: bool = False) -> tupl
     if down:
         look = LOOKS["process-down"]
         return "process-down", look._replace(text=f"waiting: {', '.join(down)} down")
-    if state.phase == "paused":
+    if state.phase == G.PAUSED:
         return "paused", LOOKS["paused"]
-    if state.result in RESULT_PATTERN and (state.phase == "game-over" or state.result != "stopped"):
+    if state.result in RESULT_PATTERN and (state.phase == G.GAME_OVER or state.result != G.STOPPED):
         name = RESULT_PATTERN[state.result]
         return name, LOOKS[name]
     if state.illegal and state.phase in ILLEGAL_PHASES:

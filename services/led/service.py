@@ -60,6 +60,7 @@ class LedService(Service):
         self.debouncer = Debouncer(debounce_s(config))
         self.state: Latched[GameState] = Latched(lambda s: s.revision)
         self.panel: Panel = make_panel(self.led, self._level, self._press, **driver_kwargs)
+        self.panel.on_fault = self._panel_failed
         self.shown: PanelState | None = None
         self.presses: asyncio.Queue[float] = asyncio.Queue()
         self._press_base = int(time.time() * 1000)
@@ -123,6 +124,14 @@ class LedService(Service):
                 del self.unacked[press_id], self._unacked_at[press_id]
         for press in list(self.unacked.values()):
             await self.pub.publish("panel.button", press)
+
+    def _panel_failed(self, reason: str) -> None:
+        """The driver stopped reading the button: say so in the log and in every heartbeat from now on
+        (the panel state is still published and shown as far as the driver can)."""
+        self.log.error("the panel driver stopped reading the button", driver=self.panel.name, error=reason)
+        self.health = "fault"
+        self.detail = "the button is not read"
+        self.last_error = reason
 
     # -- the panel -----------------------------------------------------------------------------------
 

@@ -24,21 +24,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+# The illegal kinds are the game's vocabulary (messages.game); the machine and the tests name them as
+# ``judge.X`` too.
+from messages.game import (
+    NO_CHANGE,
+    NO_ILLEGAL,
+    OCCUPIED_SQUARE,
+    PERSON_PIECE_MOVED,
+    PERSON_PIECE_REMOVED,
+    TWO_PIECES,
+    WRONG_COLOUR,
+    Illegal,
+)
+
 EMPTY: Final = "."
 UNKNOWN: Final = "?"
 BLACK: Final = "X"
 WHITE: Final = "O"
 EMPTY_BOARD: Final = EMPTY * 9
-
-#: illegal kinds, as GameState.illegal carries them.
-TWO_PIECES: Final = "two-pieces"
-WRONG_COLOUR: Final = "wrong-colour"
-PERSON_PIECE_MOVED: Final = "person-piece-moved"
-PERSON_PIECE_REMOVED: Final = "person-piece-removed"
-NO_CHANGE: Final = "no-change"
-OCCUPIED_SQUARE: Final = "occupied-square"
-STABLE_TIMEOUT: Final = "stable-timeout"
-PLACEMENT_FAILED: Final = "placement-failed"
 
 
 def colour_name(piece: str) -> str:
@@ -68,7 +71,7 @@ class Judgement:
     """What the person did. ``illegal`` is "" for a legal turn; ``move`` the person's square (1..9) or
     None; ``restores`` the commands that undo cheating, in order; ``reason`` one line for the log."""
 
-    illegal: str
+    illegal: Illegal
     reason: str
     move: int | None = None
     restores: tuple[RestoreOp, ...] = ()
@@ -142,7 +145,7 @@ def judge(logical: str, observed: str, device: str) -> Judgement:
         )
     if move is None:
         return Judgement(NO_CHANGE, "nothing changed on the board: make a move, then press the button")
-    return Judgement("", f"your move on square {move}", move)
+    return Judgement(NO_ILLEGAL, f"your move on square {move}", move)
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,9 +58,47 @@ from messages import (
     OperatorReply,
     PlacementRecord,
 )
+from messages.game import (
+    BUTTON_PRESSED,
+    CHECKING_BOARD,
+    COMMAND_SENT,
+    CONFIRMING,
+    DEVICE_TO_MOVE,
+    DEVICE_WON,
+    DONE,
+    DRAW,
+    GAME_OVER,
+    IDLE,
+    JUDGED,
+    JUDGING,
+    MOVE_REQUESTED,
+    NO_ACTIVITY,
+    NO_ILLEGAL,
+    NO_RESULT,
+    PAUSED,
+    PERSON_WON,
+    PLACEMENT_CONFIRMED,
+    PLACEMENT_FAILED,
+    PLACING,
+    RECOVERING,
+    RESTING_PHASES,
+    RESTORING,
+    STABLE_TIMEOUT,
+    STOPPED,
+    TASK_CHOSEN,
+    THINKING,
+    WAITING_FOR_PERSON,
+    WAITING_FOR_STABLE,
+    Activity,
+    Illegal,
+    Phase,
+    Result,
+)
 from services.ai import core as ai_core
+from services.common.config import BusConfig
 
 from . import judge as J
+from .config import RefereeConfig
 from .events import (
     Action,
     ActuatorReport,
@@ -83,49 +121,11 @@ from .events import (
     log,
 )
 
-# ------------------------------------------------------------------------------------------------ phases
-IDLE: Final = "idle"
-TASK_CHOSEN: Final = "task-chosen"
-DEVICE_TO_MOVE: Final = "device-to-move"
-MOVE_REQUESTED: Final = "move-requested"
-COMMAND_SENT: Final = "command-sent"
-PLACEMENT_CONFIRMED: Final = "placement-confirmed"
-WAITING_FOR_PERSON: Final = "waiting-for-person"
-BUTTON_PRESSED: Final = "button-pressed"
-WAITING_FOR_STABLE: Final = "waiting-for-stable"
-JUDGED: Final = "judged"
-GAME_OVER: Final = "game-over"
-PAUSED: Final = "paused"
-
-PHASES: Final = (
-    IDLE,
-    TASK_CHOSEN,
-    DEVICE_TO_MOVE,
-    MOVE_REQUESTED,
-    COMMAND_SENT,
-    PLACEMENT_CONFIRMED,
-    WAITING_FOR_PERSON,
-    BUTTON_PRESSED,
-    WAITING_FOR_STABLE,
-    JUDGED,
-    GAME_OVER,
-    PAUSED,
-)
-#: phases in which no task runs: a new task may start.
-RESTING_PHASES: Final = frozenset({IDLE, GAME_OVER})
-
 PLACEMENT_TASKS: Final = frozenset({1, 2, 3})
 GAME_TASKS: Final = frozenset({4, 5, 6})
 #: how many squares the placement tasks take.
 TASK_SQUARE_COUNT: Final = {1: 1, 2: 4, 3: 4}
 TASK1_SQUARE: Final = 5
-
-#: results, as GameState.result carries them.
-DEVICE_WON: Final = "device-won"
-PERSON_WON: Final = "person-won"
-DRAW: Final = "draw"
-DONE: Final = "done"
-STOPPED: Final = "stopped"
 
 #: how many operator replies are kept to answer a repeated command id.
 MAX_REPLIES: Final = 64
@@ -142,26 +142,33 @@ class OperatorError(ValueError):
     """An operator command that cannot be carried out; the message goes back to the operator."""
 
 
+#: the defaults of the settings: those of the configuration sections they come from (one place each).
+_REFEREE_DEFAULTS: Final = RefereeConfig()
+_BUS_DEFAULTS: Final = BusConfig()
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """The configuration the machine decides with (from ``[referee]`` and ``[bus]``). It is part of the
     state, so :func:`step` needs nothing else; replaying a journal with other settings may decide
-    otherwise."""
+    otherwise.
 
-    stable_timeout_s: float = 20.0
-    placement_budget_s: float = 15.0
-    confirm_timeout_s: float = 10.0
-    ai_timeout_s: float = 1.0
-    command_timeout_s: float = 30.0
-    #: a pending command (or move request) with no news for this long is asked about again
-    requery_s: float = 1.0
-    peer_timeout_s: float = 3.0
-    level: str = "perfect"
-    seed: int = 0
-    placement_retries: int = 2
-    required_peers: tuple[str, ...] = ("vision", "actuator", "led")
-    colours: str = "bbww"
-    first_square: int = 5
+    Every field but ``peer_timeout_s`` (``bus.peer_timeout_s``) is the ``[referee]`` key of the same name,
+    documented and defaulted in :class:`~services.referee.config.RefereeConfig`."""
+
+    stable_timeout_s: float = _REFEREE_DEFAULTS.stable_timeout_s
+    placement_budget_s: float = _REFEREE_DEFAULTS.placement_budget_s
+    confirm_timeout_s: float = _REFEREE_DEFAULTS.confirm_timeout_s
+    ai_timeout_s: float = _REFEREE_DEFAULTS.ai_timeout_s
+    command_timeout_s: float = _REFEREE_DEFAULTS.command_timeout_s
+    requery_s: float = _REFEREE_DEFAULTS.requery_s
+    peer_timeout_s: float = _BUS_DEFAULTS.peer_timeout_s
+    level: str = _REFEREE_DEFAULTS.level
+    seed: int = _REFEREE_DEFAULTS.seed
+    placement_retries: int = _REFEREE_DEFAULTS.placement_retries
+    required_peers: tuple[str, ...] = tuple(_REFEREE_DEFAULTS.required_peers)
+    colours: str = _REFEREE_DEFAULTS.colours
+    first_square: int = _REFEREE_DEFAULTS.first_square
 
     def __post_init__(self) -> None:
         try:
@@ -179,22 +186,13 @@ class Settings:
         """Settings from the whole configuration (``config.referee`` and ``config.bus``).
 
         :raises SettingsError: naming the bad key."""
-        ref = config.referee
-        return cls(
-            stable_timeout_s=ref.stable_timeout_s,
-            placement_budget_s=ref.placement_budget_s,
-            confirm_timeout_s=ref.confirm_timeout_s,
-            ai_timeout_s=ref.ai_timeout_s,
-            command_timeout_s=ref.command_timeout_s,
-            requery_s=ref.requery_s,
-            peer_timeout_s=config.bus.peer_timeout_s,
-            level=ref.level,
-            seed=ref.seed,
-            placement_retries=ref.placement_retries,
-            required_peers=tuple(ref.required_peers),
-            colours=ref.colours,
-            first_square=ref.first_square,
-        )
+        values = {name: getattr(config.referee, name) for name in _FROM_REFEREE}
+        values["required_peers"] = tuple(values["required_peers"])
+        return cls(**values, peer_timeout_s=config.bus.peer_timeout_s)
+
+
+#: the settings that are ``[referee]`` keys of the same name (all but ``peer_timeout_s``).
+_FROM_REFEREE: Final = tuple(f.name for f in dataclasses.fields(Settings) if f.name != "peer_timeout_s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,7 +237,7 @@ class RefereeState:
 
     settings: Settings = dataclasses.field(default_factory=Settings)
     revision: int = 0
-    phase: str = IDLE
+    phase: Phase = IDLE
     level: str = "perfect"
     #: games (tasks) started so far; part of the game id and of the engine's seeds
     game_counter: int = 0
@@ -265,11 +263,11 @@ class RefereeState:
     waiting_since: float = 0.0
     timeout_reported: bool = False
     task_at: float = 0.0
-    illegal: str = ""
+    illegal: Illegal = NO_ILLEGAL
     fault: str = ""
     message: str = ""
-    result: str = ""
-    activity: str = ""
+    result: Result = NO_RESULT
+    activity: Activity = NO_ACTIVITY
     placements: tuple[PlacementRecord, ...] = ()
     cheats_restored: int = 0
     illegal_moves: int = 0
@@ -632,10 +630,10 @@ def _start_task(state: RefereeState, cmd: OperatorCommand, now: float, out: list
         waiting_since=now,
         timeout_reported=False,
         task_at=now,
-        illegal="",
+        illegal=NO_ILLEGAL,
         fault="",
-        result="",
-        activity="checking-board",
+        result=NO_RESULT,
+        activity=CHECKING_BOARD,
         placements=(),
         supply_fresh=True,
         cheats_restored=0,
@@ -675,7 +673,7 @@ def _stop(state: RefereeState, out: list[Action]) -> RefereeState:
         request=None,
         pending=None,
         restores=(),
-        activity="",
+        activity=NO_ACTIVITY,
         message="stopped by the operator",
     )
 
@@ -713,7 +711,7 @@ def _check_start_board(state: RefereeState, seen: str, now: float, out: list[Act
             if state.message != message:
                 out.append(log("board not empty at the start of a game", severity="warning", board=seen))
             return _replace(state, message=message, fault="board-not-empty")
-        state = _replace(state, fault="", message="", activity="")
+        state = _replace(state, fault="", message="", activity=NO_ACTIVITY)
         out.append(log("board empty: the game starts", game=state.game_id))
         if state.device == J.BLACK:
             return _device_turn(state, now, out)
@@ -773,14 +771,14 @@ def _send_placement(
         )
     )
     out.append(SendCommand(command))
-    activity = {"move": "placing", "place": "placing", "restore": "restoring"}[purpose]
+    activity = {"move": PLACING, "place": PLACING, "restore": RESTORING}[purpose]
     return _replace(state, phase=COMMAND_SENT, pending=pending, request=None, activity=activity)
 
 
 def _next_placement(state: RefereeState, now: float, out: list[Action]) -> RefereeState:
     if state.placed >= len(state.squares):
         out.append(log("all placements confirmed: task done", task=state.task, game=state.game_id))
-        return _replace(state, phase=GAME_OVER, result=DONE, activity="", message="task done")
+        return _replace(state, phase=GAME_OVER, result=DONE, activity=NO_ACTIVITY, message="task done")
     square = state.squares[state.placed]
     colour = _colour_of(state.colours[state.placed])
     expected = J.put(state.board, square, _piece_of(colour))
@@ -818,7 +816,7 @@ def _on_actuator(state: RefereeState, event: ActuatorReport, out: list[Action]) 
             )
         )
         pending = _replace(pending, status=DONE_STATUS, done_at=now, observed="", reported=False)
-        return _replace(state, pending=pending, activity="confirming")
+        return _replace(state, pending=pending, activity=CONFIRMING)
     if report.status == "failed":
         if pending.status == FAILED:
             return state
@@ -829,9 +827,9 @@ def _on_actuator(state: RefereeState, event: ActuatorReport, out: list[Action]) 
         return _replace(
             state,
             pending=pending,
-            illegal=J.PLACEMENT_FAILED,
+            illegal=PLACEMENT_FAILED,
             fault=f"actuator failed: {report.reason or 'no reason given'}",
-            activity="recovering",
+            activity=RECOVERING,
         )
     if report.status == "unknown":
         if pending.status in (DONE_STATUS, FAILED):
@@ -875,9 +873,7 @@ def _recover(
                     reason=why,
                 )
             )
-        return _replace(
-            state, pending=pending, illegal=J.PLACEMENT_FAILED, fault=fault, activity="recovering"
-        )
+        return _replace(state, pending=pending, illegal=PLACEMENT_FAILED, fault=fault, activity=RECOVERING)
     state, command_id = _next_id(state)
     kind = "move" if analysis.kind == "landed-elsewhere" else "place"
     command = ActuatorCommand(
@@ -912,9 +908,9 @@ def _recover(
     return _replace(
         state,
         pending=pending,
-        illegal=J.PLACEMENT_FAILED,
+        illegal=PLACEMENT_FAILED,
         fault=f"placement on square {pending.square} failed ({analysis.reason}): retry {pending.attempts}",
-        activity="recovering",
+        activity=RECOVERING,
     )
 
 
@@ -948,9 +944,9 @@ def _confirmed(state: RefereeState, now: float, out: list[Action]) -> RefereeSta
         phase=PLACEMENT_CONFIRMED,
         pending=None,
         placements=(*state.placements, record),
-        illegal="" if state.illegal == J.PLACEMENT_FAILED else state.illegal,
+        illegal=NO_ILLEGAL if state.illegal == PLACEMENT_FAILED else state.illegal,
         fault="",
-        activity="",
+        activity=NO_ACTIVITY,
     )
     if pending.purpose == "place":
         return _next_placement(_replace(state, board=pending.expected, placed=state.placed + 1), now, out)
@@ -988,7 +984,7 @@ def _continue_game(state: RefereeState, now: float, out: list[Action]) -> Refere
         out.append(
             log("game over", game=state.game_id, result=result, board=state.board, moves=list(state.moves))
         )
-        return _replace(state, phase=GAME_OVER, result=result, activity="", message=message)
+        return _replace(state, phase=GAME_OVER, result=result, activity=NO_ACTIVITY, message=message)
     if position.to_move() == state.device:
         return _device_turn(state, now, out)
     return _person_turn(state, out)
@@ -1011,7 +1007,7 @@ def _device_turn(state: RefereeState, now: float, out: list[Action]) -> RefereeS
         state,
         phase=MOVE_REQUESTED,
         request=PendingRequest(request, now),
-        activity="thinking",
+        activity=THINKING,
         message="the device is thinking",
     )
 
@@ -1022,7 +1018,7 @@ def _person_turn(state: RefereeState, out: list[Action]) -> RefereeState:
     return _replace(
         state,
         phase=WAITING_FOR_PERSON,
-        activity="",
+        activity=NO_ACTIVITY,
         message=f"your move: place a {colour} piece, then press the button",
     )
 
@@ -1104,8 +1100,8 @@ def _on_button(state: RefereeState, event: Button, out: list[Action]) -> Referee
             press_t=pressed_at,
             waiting_since=event.now,
             timeout_reported=False,
-            illegal="",
-            activity="judging",
+            illegal=NO_ILLEGAL,
+            activity=JUDGING,
             message="judging your move",
         )
     if state.phase == WAITING_FOR_STABLE:
@@ -1134,7 +1130,7 @@ def _judge(state: RefereeState, seen: str, now: float, out: list[Action]) -> Ref
             illegal=verdict.illegal,
             illegal_moves=state.illegal_moves + 1,
             phase=WAITING_FOR_PERSON,
-            activity="",
+            activity=NO_ACTIVITY,
             message=f"{verdict.reason}; then press the button",
         )
         return state
@@ -1143,7 +1139,7 @@ def _judge(state: RefereeState, seen: str, now: float, out: list[Action]) -> Ref
         state = _replace(
             state, board=J.put(state.board, verdict.move, state.person), moves=(*state.moves, verdict.move)
         )
-    state = _replace(state, illegal="", message=verdict.reason)
+    state = _replace(state, illegal=NO_ILLEGAL, message=verdict.reason)
     if verdict.restores:
         first, rest = verdict.restores[0], verdict.restores[1:]
         return _send_restore(_replace(state, restores=rest), first, now, out)
@@ -1212,7 +1208,7 @@ def _on_tick(state: RefereeState, now: float, out: list[Action]) -> RefereeState
             return _replace(
                 state,
                 pending=_replace(pending, reported=True),
-                illegal=J.PLACEMENT_FAILED,
+                illegal=PLACEMENT_FAILED,
                 fault=f"vision has not confirmed square {pending.square} for {s.confirm_timeout_s:g} s",
             )
         return state
@@ -1225,7 +1221,7 @@ def _on_tick(state: RefereeState, now: float, out: list[Action]) -> RefereeState
         return _replace(
             state,
             timeout_reported=True,
-            illegal=J.STABLE_TIMEOUT,
+            illegal=STABLE_TIMEOUT,
             message=f"no clear view of the board for {s.stable_timeout_s:g} s: take your hand away",
         )
     return state

@@ -39,6 +39,13 @@ def _rot_y(deg: float) -> np.ndarray:
     return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
 
 
+def _frozen(matrix: np.ndarray) -> np.ndarray:
+    """A read-only float64 copy of ``matrix``."""
+    out = np.array(matrix, dtype=np.float64)
+    out.setflags(write=False)
+    return out
+
+
 def _rot_z(deg: float) -> np.ndarray:
     a = math.radians(deg)
     c, s = math.cos(a), math.sin(a)
@@ -63,6 +70,11 @@ class CameraModel:
     key: tuple[float, ...] = field(default=())
 
     def __post_init__(self) -> None:
+        # The camera is a cache key (its ``key`` is computed once, renderers are kept per camera): its
+        # matrices are private read-only copies, so that changing the arrays it was made from cannot
+        # make a cached renderer disagree with its key.
+        object.__setattr__(self, "K", _frozen(self.K))
+        object.__setattr__(self, "R", _frozen(self.R))
         if self.centre[2] <= 0:
             raise CameraError(f"the camera must be above the table (z > 0), got z={self.centre[2]}")
         if abs(float(np.linalg.det(self.R)) - 1.0) > 1e-6:

@@ -126,6 +126,13 @@ def check_world(world: WorldState) -> None:
         raise RenderError(f"plate_margin_mm must not be negative, got {world.plate_margin_mm}")
 
 
+def _readonly(array: np.ndarray) -> np.ndarray:
+    """``array``, marked read-only: a cached array is shared by every later call, so writing into it
+    must fail at once instead of changing every frame after it (copy it to draw on it)."""
+    array.setflags(write=False)
+    return array
+
+
 _RENDERERS: OrderedDict[tuple[object, ...], Renderer] = OrderedDict()
 
 
@@ -255,7 +262,7 @@ class Renderer:
         self._maps = self._remap_tables()
         self._gain = self._gain_map()
         self._noise = _noise_bank(style.noise_sigma, camera.width, camera.height)
-        self._base = self._draw_base()
+        self._base = _readonly(self._draw_base())
         self._board_key: tuple[object, ...] | None = None
         self._board_layer: np.ndarray | None = None
         self._sprites: dict[tuple[object, ...], tuple[np.ndarray, np.ndarray]] = {}
@@ -406,7 +413,7 @@ class Renderer:
             tuple(line_colour),
         )
         if key != self._board_key or self._board_layer is None:
-            self._board_layer = self._draw_board(world, board_colour, line_colour)
+            self._board_layer = _readonly(self._draw_board(world, board_colour, line_colour))
             self._board_key = key
         return self._board_layer
 
@@ -519,7 +526,7 @@ class Renderer:
             spec = np.maximum(0.0, nx * half[0] + ny * half[1] + nz * half[2]) ** _SHININESS
             spec *= st.glare * 1.1
             col = col + spec[..., None] * (255.0 - col) + spec[..., None] * 40.0
-        sprite = (np.clip(col, 0, 255).astype(np.uint8), alpha)
+        sprite = (_readonly(np.clip(col, 0, 255).astype(np.uint8)), _readonly(alpha))
         self._sprites[key] = sprite
         return sprite
 
@@ -756,7 +763,7 @@ class Renderer:
                 _darken(layer, [poly], sigma, st.shadow_strength)
             for p, lvl in lying:
                 self._draw_piece(layer, (p.x_mm, p.y_mm), lvl, d, self._piece_colour(p))
-            self._pieces_key, self._pieces_layer = key, layer
+            self._pieces_key, self._pieces_layer = key, _readonly(layer)
         canvas = self._pieces_layer.copy()
         # things above the table: shadows first (they fall on pieces), then the things, lowest first
         g = world.gripper
@@ -795,7 +802,7 @@ class Renderer:
             if st.blur_sigma > 0.05:
                 img = cv2.GaussianBlur(img, (0, 0), st.blur_sigma)
             img = cv2.multiply(img, self._gain, scale=1.0 / 128.0)
-            self._last_look, self._last_image = look, img
+            self._last_look, self._last_image = look, _readonly(img)
         rng = np.random.default_rng(seed & 0xFFFFFFFFFFFFFFFF)
         oy, ox = (int(v) for v in rng.integers(0, _NOISE_MARGIN, 2))
         flip = bool(rng.integers(0, 2))
@@ -827,6 +834,6 @@ def _noise_bank(sigma: float, width: int, height: int) -> tuple[np.ndarray, np.n
         rng = np.random.default_rng(_NOISE_BANK_SEED)
         shape = (height + _NOISE_MARGIN, width + _NOISE_MARGIN, 3)
         unit = rng.standard_normal(shape, dtype=np.float32)
-        _UNIT_NOISE[(width, height)] = unit
+        _UNIT_NOISE[(width, height)] = _readonly(unit)
     noise = np.clip(np.round(unit * sigma), -255, 255).astype(np.int16)
     return np.clip(noise, 0, 255).astype(np.uint8), np.clip(-noise, 0, 255).astype(np.uint8)

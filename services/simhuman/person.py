@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from messages import GameState, WorldAction
+from messages.game import WAITING_FOR_PERSON
 
 from .config import SimHumanConfig
 from .policy import Policy, empty_squares, make_policy
 
-WAITING_FOR_PERSON: Final = "waiting-for-person"
 MISBEHAVIOURS: Final = (
     "two-pieces",
     "wrong-colour",

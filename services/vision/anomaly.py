@@ -16,12 +16,13 @@ import cv2
 import numpy as np
 
 from messages import GameState
+from messages.game import PLACEMENT_CONFIRMED, WAITING_FOR_PERSON, Phase
 
 from .annotate import annotate
 from .detector import Detection
 
 #: referee phases in which the board should hold still and match the referee's own board.
-WAITING_PHASES: Final = frozenset({"waiting-for-person", "placement-confirmed"})
+WAITING_PHASES: Final[frozenset[Phase]] = frozenset({WAITING_FOR_PERSON, PLACEMENT_CONFIRMED})
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def unexplained_difference(seen: str, referee: str, phase: str) -> list[int]:
     in a way the phase does not explain. While the person is to move, one new piece on a square the
     referee has empty is their move, not an anomaly; any other difference is."""
     diff = [i + 1 for i, (a, b) in enumerate(zip(seen, referee, strict=True)) if a != b]
-    if phase == "waiting-for-person" and len(diff) == 1:
+    if phase == WAITING_FOR_PERSON and len(diff) == 1:
         i = diff[0] - 1
         if referee[i] == "." and seen[i] in "XO":
             return []

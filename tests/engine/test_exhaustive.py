@@ -173,3 +173,12 @@ def test_task4_first_square_then_any_losing_reply_the_device_wins(number: int) -
     for reply in losing_replies:
         finals = list(game_tree("X", after_first.play(reply)))
         assert finals and all(board.winner() == "X" for board in finals), (number, reply)
+
+
+def test_the_shared_table_cannot_be_changed_by_a_caller() -> None:
+    from engine import table
+
+    shared = table.table()
+    with pytest.raises(TypeError):
+        shared[0] = shared[0]  # type: ignore[index]
+    assert len(shared) == REACHABLE_POSITIONS

@@ -52,8 +52,13 @@ def test_mode_follows_the_camera_source() -> None:
 
 
 def test_required_peers_and_lookups() -> None:
+    # the registry and the referee's configuration agree: the ai is not required (the referee falls back
+    # to the engine in-process), and every required peer is a registered process that is not the referee
+    default: Any = config_module.load(None)
     peers = processes.required_peers("sim")
-    assert set(peers) == {"bus", "vision", "ai", "actuator", "led"}
+    assert peers == processes.required_peers("hardware")
+    assert set(peers) == set(default.referee.required_peers) == {"vision", "actuator", "led"}
+    assert set(default.referee.required_peers) <= set(processes.BY_NAME) - {"referee"}
     assert processes.published_by("vision") == ("vision.board", "vision.stable")
     assert processes.publisher_of("camera.frame") == "simcam"
     assert processes.publisher_of("operator.command") is None

@@ -282,3 +282,26 @@ async def test_console_enter_is_a_press_when_stdin_is_a_terminal() -> None:
         await panel.close()
         stdin.close()
         os.close(master)
+
+
+async def test_a_serial_panel_that_cannot_be_read_is_logged_and_in_the_heartbeat(tmp_path: Path) -> None:
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    led = {"driver": "serial", "serial_port": os.ttyname(slave)}
+    config = load(None, overrides={"runtime": {"dir": str(tmp_path)}, "led": led})
+    service = LedService(config, get_log(test="led"))
+    try:
+        await service.panel.start()
+        assert service.heartbeat().state == "ok" and service.panel.fault == ""
+        os.close(master)  # the adapter is unplugged: reading the port fails
+        master = -1
+        await until(lambda: service.panel.fault != "", "the driver's fault")
+        beat = service.heartbeat()
+        assert beat.state == "fault" and beat.detail == "the button is not read"
+        assert "serial port" in beat.last_error
+    finally:
+        await service.panel.close()
+        service.close()
+        if master >= 0:
+            os.close(master)
+        os.close(slave)

@@ -31,6 +31,7 @@ from messages import (
     GameState,
     OperatorCommand,
 )
+from messages import game as G
 from services.ai import core as ai_core
 from services.referee import judge as J
 from services.referee import machine as M
@@ -122,7 +123,7 @@ def scripted(*turns: Callable[[World], bool], then: Person | None = None) -> Per
     rest = then or first_free_person()
 
     def act(world: World) -> bool:
-        if world.state.illegal and world.state.illegal != J.STABLE_TIMEOUT:
+        if world.state.illegal and world.state.illegal != G.STABLE_TIMEOUT:
             return correct(world)
         return queue.pop(0)(world) if queue else rest(world)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from messages import BoardObservation
+from messages import game as G
 from services.referee import judge as J
 from services.referee import machine as M
 from services.referee.events import Observation, SendCommand
@@ -161,7 +162,7 @@ def test_occluded_unstable_or_stale_views_wait_then_time_out() -> None:
     assert drive.public.illegal == ""
     drive.tick(1.0)
     gs = drive.public
-    assert gs.illegal == J.STABLE_TIMEOUT and gs.phase == M.WAITING_FOR_STABLE and not gs.lamp
+    assert gs.illegal == G.STABLE_TIMEOUT and gs.phase == M.WAITING_FOR_STABLE and not gs.lamp
     drive.tick(1.0)
     assert not drive.published()  # said once
     drive.observe(moved)  # the hand went away

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from messages import ButtonPress, MoveReply
+from messages import game as G
 from services.ai import core as ai_core
 from services.referee import judge as J
 from services.referee import machine as M
@@ -221,7 +222,7 @@ def test_dropped_piece_is_replaced_after_the_confirmation_timeout() -> None:
     cmd = drive.find(SendCommand).command
     assert (cmd.kind, cmd.to_square, cmd.colour) == ("place", square, "white")
     gs = drive.public
-    assert gs.illegal == J.PLACEMENT_FAILED and gs.activity == "recovering" and gs.fault
+    assert gs.illegal == G.PLACEMENT_FAILED and gs.activity == "recovering" and gs.fault
     assert gs.pending_command == cmd.command_id and gs.placement_elapsed_s > 10
     drive.complete_placement()
     gs = drive.public
@@ -244,7 +245,7 @@ def test_failed_command_recovers_on_the_next_view_without_waiting() -> None:
     drive, _square, _expected = _device_move_sent()
     drive.report("failed", reason="alarm: hard limit")
     gs = drive.public
-    assert gs.illegal == J.PLACEMENT_FAILED and "hard limit" in gs.fault
+    assert gs.illegal == G.PLACEMENT_FAILED and "hard limit" in gs.fault
     drive.observe("X........")
     assert drive.find(SendCommand).command.kind == "place"
 
@@ -262,7 +263,7 @@ def test_recovery_gives_up_after_the_retries_and_waits_for_a_fixed_board() -> No
     drive.tick(10.5)
     assert not drive.has(SendCommand)
     gs = drive.public
-    assert gs.phase == M.COMMAND_SENT and "fix it by hand" in gs.fault and gs.illegal == J.PLACEMENT_FAILED
+    assert gs.phase == M.COMMAND_SENT and "fix it by hand" in gs.fault and gs.illegal == G.PLACEMENT_FAILED
     drive.observe("X........")
     assert not drive.has(SendCommand)
     drive.observe(expected)  # somebody put the piece there
@@ -284,7 +285,7 @@ def test_no_view_at_all_is_reported() -> None:
     drive, _, _ = _device_move_sent()
     drive.report("done")
     drive.tick(10.5)
-    assert drive.public.illegal == J.PLACEMENT_FAILED and "not confirmed" in drive.public.fault
+    assert drive.public.illegal == G.PLACEMENT_FAILED and "not confirmed" in drive.public.fault
 
 
 def test_an_actuator_restart_is_noticed_by_its_pid_and_the_command_queried_at_once() -> None:
@@ -505,3 +506,15 @@ def test_a_press_while_paused_is_not_acknowledged_so_it_comes_again_after_the_pa
     drive.feed(PeerHeartbeat(now=drive.now(), process="vision", pid=5))
     drive.feed(Button(now=drive.now(), press=press))  # announced again by the panel
     assert drive.phase == M.WAITING_FOR_STABLE and drive.public.press_ack == 42
+
+
+def test_settings_default_to_the_configuration_defaults() -> None:
+    """The settings repeat no default: each comes from the configuration section it is read from."""
+    from services.common import config as config_module
+
+    assert M.Settings() == M.Settings.from_config(config_module.load(None))
+    changed = config_module.load(
+        None, overrides={"referee": {"seed": 7, "required_peers": ["vision"]}, "bus": {"peer_timeout_s": 5.0}}
+    )
+    settings = M.Settings.from_config(changed)
+    assert (settings.seed, settings.required_peers, settings.peer_timeout_s) == (7, ("vision",), 5.0)

@@ -72,3 +72,14 @@ def test_equal_cameras_hash_alike() -> None:
     c = CameraModel.looking_at((200, 150), fit_mm=(0, 0, 400, 300), tilt_deg=3)
     assert a == b and hash(a) == hash(b)
     assert a != c
+
+
+def test_the_matrices_are_the_cameras_own_and_read_only(camera: CameraModel) -> None:
+    """A camera is a cache key: changing the arrays it was made from does not change it."""
+    k = camera.K.copy()
+    copy = CameraModel(K=k, R=camera.R, centre=camera.centre, width=camera.width, height=camera.height)
+    same = CameraModel(K=k.copy(), R=camera.R, centre=camera.centre, width=camera.width, height=camera.height)
+    k[0, 0] += 100.0
+    assert copy == same and copy.K[0, 0] == camera.K[0, 0]
+    with pytest.raises(ValueError):
+        copy.K[0, 0] = 1.0

@@ -306,3 +306,17 @@ def test_caches_never_show_a_stale_world(camera: CameraModel, table: TableConfig
     for i, w in enumerate(worlds):
         expected = Renderer(camera, table, RenderStyle()).render(w, seed=i)
         assert shared.render(w, seed=i).tobytes() == expected.tobytes(), i
+
+
+def test_the_caches_cannot_be_written(camera: CameraModel, table: TableConfig) -> None:
+    """The renderer's cached layers and sprites are shared by every later frame: they are read-only, and
+    the frame it returns is a fresh array the caller may draw on."""
+    renderer = Renderer(camera, table, RenderStyle(noise_sigma=0.0))
+    w = world_from_board("XO.......")
+    first = renderer.render(w, seed=1)
+    first[:] = 0  # the caller's own array
+    assert renderer.render(w, seed=1).any()
+    cached = [renderer._base, renderer._board_layer, renderer._pieces_layer, renderer._last_image]
+    cached += [a for sprite in renderer._sprites.values() for a in sprite]
+    for array in cached:
+        assert array is not None and not array.flags.writeable
