@@ -14,25 +14,34 @@ How it works, in order:
    hole in it, or a dent when it touches a line, neither of which changes the hull much).
 2. **Lattice.** Candidates of similar size and orientation that sit on a common square lattice (integer
    steps of one pitch along the cell's own axes) are grouped; the best 3x3 window of the best group is
-   the grid. Sorting by y then x is never used, so the order is right at any angle.
+   the grid. Sorting by y then x is never used, so the order is right at any angle. When pieces break
+   most cells up (large pieces touching thin lines, a full board), a **comb** search looks for the grid
+   as four long, evenly spaced parallel lines each way (:func:`_comb_search`).
 3. **Pose.** A homography from the image to the canonical top view (grid (0, 0)-(3, 3), square units)
-   is fitted to the found cells' centres (projective with all nine, affine with fewer). With fewer
-   than nine cells it is refined on the grid lines themselves: each line is located from cross-line
-   profiles (half-maximum centroids) in the canonical view, straight lines are fitted to them, and
-   their 16 crossings correct the homography. The signed angle, centre and corners follow from it.
-   Square 1 is the top-left cell in the board's own frame.
-4. **Reading.** The grid is warped to the canonical view. Each square is judged against its own
-   background (the ring of board just inside its lines): pixels clearly darker than it are a black
-   piece, clearly lighter a white one (or clearly different in colour; the colour noise scale comes
-   from the tail of the ring's deviations, since JPEG colour is coarse). Glare spots on a black piece
-   and shadows beside a white one are minorities inside the piece's disc and do not change the verdict.
+   is fitted to the found cells' centres (projective with all nine, affine with fewer). The grid is
+   then checked on its own lines (:func:`_verify_grid`): which way its contrast goes, whether the 3x3
+   window is a square off (a column of table taken for cells), how wide the lines are. With fewer than
+   nine cells it is refined on the lines: each line is located from cross-line profiles (half-maximum
+   centroids), straight lines are fitted to them, and their 16 crossings correct the homography. The
+   signed angle, centre and corners follow from it. Square 1 is the top-left cell in the board's own
+   frame.
+4. **Reading.** The grid is warped to the canonical view and each square read twice. Against the
+   *plate* (:func:`_read_squares`): the bare board is measured in the squares' corners, which no piece
+   reaches, as one robust surface over the board with each square's own level; a piece is a round body
+   or outline (a rim, a shadow) of pixels that differ from it, found ring by ring around their centroid
+   (what lies on one side only, the glow of a line, does not count), and its colour is the tone of its
+   middle on the grid's own scale. Against the *ring* of board just inside the lines
+   (:func:`_read_squares_ring`), right where pieces are small. The plate's reading stands, except where
+   it sees no clear piece and the ring a clean reading (:func:`_combine`); a square they disagree on is
+   never read with a confidence above ``DISAGREEMENT_MAX_CONFIDENCE``.
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
-   contrast the rest of the grid shows, something covers them. Pieces cover short stretches of line; a
-   hand or an arm covers long ones (the frame is occluded), a finger a stretch a finger wide (the
-   squares on both sides are). Inside a square, what differs from its background must look like a
-   piece: clear of most of the ring by the lines, as wide as long, on a background like the other
-   squares' (a plane through the nine, so lighting gradients pass); otherwise it is a hand, a pen, a
-   sheet, and the square is occluded. An occluded square is unknown, and the frame is occluded.
+   contrast the rest of the grid shows (and no pair of pieces of the lines' own tone explains it),
+   something covers them. A hand or an arm covers long stretches (the frame is occluded), a finger a
+   stretch a finger wide (the squares on both sides are). Inside a square, what differs from the plate
+   must look like a piece: round, as wide as long, not reaching three corners, not smaller than a
+   piece nor filling the square into its corners, on a plate like the others'; otherwise it is a hand,
+   a pen, a coin or a sheet, and the square is occluded. An occluded square is unknown, and the frame
+   is occluded.
 6. **Supply.** Piece-sized, round (not square like a marker's cells), grey (not coloured), clearly
    light or dark blobs off the grid are supply pieces.
 
@@ -42,7 +51,7 @@ no search (a fraction of the cost). Otherwise the full search runs.
 
 When no grid is found and a ``prior`` pose is given (the last good one), the squares are read with the
 prior pose and the result says so (``pose_source == "prior"``). Rejecting sudden jumps across frames is
-the job of the stateful :class:`services.vision.tracker.Tracker`, not of this function.
+the job of the stateful :class:`services.vision.tracker.PoseTracker`, not of this function.
 """
 
 from __future__ import annotations
