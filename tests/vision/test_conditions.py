@@ -6,7 +6,8 @@ vignetting, small and large pitches.
 
 These looks are what the thresholds were tuned on; the held-out generator (tests/vision/heldout), which
 nothing was tuned on, is reported by bench/vision.py. The floors below are the shares measured when the
-tests were written, less a margin: they guard against regressions, they do not prove the targets.
+tests were written, less a margin: they guard against regressions, they do not prove the targets. No
+square is ever read wrong with a confidence of 0.9 or more.
 """
 
 from __future__ import annotations
@@ -73,30 +74,30 @@ def _pitch(scene: Scene, pitch: float) -> Scene:
 CONDITIONS: dict[str, tuple[object, float]] = {
     "large pieces (radius 0.38-0.44)": (
         lambda s, r: replace(s, piece_frac=float(r.uniform(0.76, 0.88)), piece_jitter=0.0),
-        0.8,
+        0.95,
     ),
     "small pieces (radius 0.20-0.25)": (lambda s, r: replace(s, piece_frac=float(r.uniform(0.4, 0.5))), 0.97),
-    "glossy": (lambda s, r: replace(s, glare=True), 0.9),
-    "matte": (lambda s, r: replace(s, glare=False), 0.9),
+    "glossy": (lambda s, r: replace(s, glare=True), 0.97),
+    "matte": (lambda s, r: replace(s, glare=False), 0.97),
+    # Measured: 82%. Lines of 1 px at small pitches vanish at half resolution, where the comb looks.
     "thin lines (2-4%)": (lambda s, r: replace(s, line_px=float(r.uniform(0.02, 0.04)) * s.pitch_px), 0.8),
-    "thick lines (9-12%)": (lambda s, r: replace(s, line_px=float(r.uniform(0.09, 0.12)) * s.pitch_px), 0.9),
+    "thick lines (9-12%)": (lambda s, r: replace(s, line_px=float(r.uniform(0.09, 0.12)) * s.pitch_px), 0.97),
     "JPEG 50-60": (lambda s, r: replace(s, jpeg_quality=int(r.integers(50, 61))), 0.9),
-    "motion blur 1-2 px": (lambda s, r: replace(s, motion_blur=float(r.uniform(1, 2))), 0.9),
-    "warm light": (lambda s, r: replace(s, white_balance=(0.85, 1.0, 1.15)), 0.9),
-    "cool light": (lambda s, r: replace(s, white_balance=(1.15, 1.0, 0.85)), 0.9),
-    "2:1 gradient": (lambda s, r: replace(s, gradient=0.5), 0.9),
-    "vignetting": (lambda s, r: replace(s, vignette=0.3), 0.9),
-    # Measured when written: 75% (boards of large pieces at small pitches are often not found).
-    "small pitch (35-45 px)": (lambda s, r: _pitch(s, float(r.uniform(35, 45))), 0.7),
-    "large pitch (80-90 px)": (lambda s, r: _pitch(s, float(r.uniform(80, 90))), 0.85),
+    "motion blur 1-2 px": (lambda s, r: replace(s, motion_blur=float(r.uniform(1, 2))), 0.97),
+    "warm light": (lambda s, r: replace(s, white_balance=(0.85, 1.0, 1.15)), 0.97),
+    "cool light": (lambda s, r: replace(s, white_balance=(1.15, 1.0, 0.85)), 0.97),
+    "2:1 gradient": (lambda s, r: replace(s, gradient=0.5), 0.97),
+    "vignetting": (lambda s, r: replace(s, vignette=0.3), 0.97),
+    "small pitch (35-45 px)": (lambda s, r: _pitch(s, float(r.uniform(35, 45))), 0.95),
+    "large pitch (80-90 px)": (lambda s, r: _pitch(s, float(r.uniform(80, 90))), 0.97),
 }
 
 
 @pytest.mark.parametrize("plate", sorted(PLATES))
 def test_every_plate_family(plate: str) -> None:
     share, confident_wrong = _score(_looks(11, plate=plate))
-    assert share >= 0.9, f"{plate}: {share:.1%} of squares right"
-    assert confident_wrong <= 1, f"{plate}: {confident_wrong} squares wrong with confidence >= 0.9"
+    assert share >= 0.97, f"{plate}: {share:.1%} of squares right"
+    assert confident_wrong == 0, f"{plate}: {confident_wrong} squares wrong with confidence >= 0.9"
 
 
 @pytest.mark.parametrize("condition", sorted(CONDITIONS))
@@ -104,7 +105,7 @@ def test_each_condition(condition: str) -> None:
     change, floor = CONDITIONS[condition]
     share, confident_wrong = _score(_looks(12, change))
     assert share >= floor, f"{condition}: {share:.1%} of squares right"
-    assert confident_wrong <= 1, f"{condition}: {confident_wrong} squares wrong with confidence >= 0.9"
+    assert confident_wrong == 0, f"{condition}: {confident_wrong} squares wrong with confidence >= 0.9"
 
 
 def test_white_pieces_within_20_grey_levels_of_a_white_plate() -> None:
