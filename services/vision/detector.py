@@ -1489,23 +1489,17 @@ def detect(
     return _search(_prepare_image(image), p, prior, t0)
 
 
-def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -> Detection:
-    """The full search of a prepared image (see :func:`detect`)."""
-    found = _locate(im.small, im.scale, im.sigma, im.spread, p, prior)
-    if im.scale != 1.0 and (found is None or len(found[0].centers) < FULL_RES_BELOW_CELLS):
-        # Thin lines or small cells can vanish at half resolution: look again at full size.
-        full = _locate(im.gray, 1.0, im.sigma, im.spread, p, prior)
-        if full is not None and (found is None or full[0].score > found[0].score):
-            found = full
-    candidates: list[tuple[np.ndarray, float, int]] = []  # (homography, pitch, cells)
-    if found is not None:
-        lat = found[0]
-        candidates.append((_fit_homography(lat), lat.pitch, len(lat.centers)))
-    if found is None or len(found[0].centers) < COMB_BELOW_CELLS:
-        comb = _comb_search(im, p)
-        if comb is not None:
-            candidates.append((comb[0], comb[1], 0))
-    best: tuple[float, np.ndarray, Polarity, float, int, float] | None = None
+#: a grid candidate checked on its lines: (share of line segments seen, homography, polarity, half line
+#: width, cells it came from (0: the comb), pitch).
+_Candidate = tuple[float, np.ndarray, Polarity, float, int, float]
+
+
+def _best_candidate(
+    im: _Image, candidates: list[tuple[np.ndarray, float, int]], p: DetectorParams
+) -> _Candidate | None:
+    """The grid candidates (homography, pitch, cells) checked and refined on the lines; the best one,
+    or None when none is a grid."""
+    best: _Candidate | None = None
     for h, pitch, cells in candidates:
         # The mask a lattice came from does not prove the polarity (the squares' insides can stand in
         # for cells); with fewer than nine cells (pieces dent them) the window may be a square off; and
@@ -1527,6 +1521,34 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         if best is None or seen > best[0] + margin:
             best = (seen, h, polarity, half_width, cells, pitch)
     if best is None or (best[4] == 0 and best[0] < COMB_MIN_SEEN):
+        return None
+    return best
+
+
+def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -> Detection:
+    """The full search of a prepared image (see :func:`detect`)."""
+    found = _locate(im.small, im.scale, im.sigma, im.spread, p, prior)
+    if im.scale != 1.0 and (found is None or len(found[0].centers) < FULL_RES_BELOW_CELLS):
+        # Thin lines or small cells can vanish at half resolution: look again at full size.
+        full = _locate(im.gray, 1.0, im.sigma, im.spread, p, prior)
+        if full is not None and (found is None or full[0].score > found[0].score):
+            found = full
+    candidates: list[tuple[np.ndarray, float, int]] = []  # (homography, pitch, cells)
+    if found is not None:
+        lat = found[0]
+        candidates.append((_fit_homography(lat), lat.pitch, len(lat.centers)))
+    if found is None or len(found[0].centers) < COMB_BELOW_CELLS:
+        comb = _comb_search(im, p)
+        if comb is not None:
+            candidates.append((comb[0], comb[1], 0))
+    best = _best_candidate(im, candidates, p)
+    if best is None and prior is None and im.scale != 1.0:
+        # Lines a pixel wide vanish at half resolution, where the comb looked: look again at full size.
+        # Only while no board is known (a tracked board has its prior): it costs a few tens of ms.
+        comb = _comb_search(replace(im, small=im.gray, scale=1.0), p)
+        if comb is not None:
+            best = _best_candidate(im, [(comb[0], comb[1], 0)], p)
+    if best is None:
         if prior is None:
             return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
         det = read_at_pose(im, prior, None, DEFAULT_HALF_WIDTH, p)

@@ -79,8 +79,7 @@ CONDITIONS: dict[str, tuple[object, float]] = {
     "small pieces (radius 0.20-0.25)": (lambda s, r: replace(s, piece_frac=float(r.uniform(0.4, 0.5))), 0.97),
     "glossy": (lambda s, r: replace(s, glare=True), 0.97),
     "matte": (lambda s, r: replace(s, glare=False), 0.97),
-    # Measured: 82%. Lines of 1 px at small pitches vanish at half resolution, where the comb looks.
-    "thin lines (2-4%)": (lambda s, r: replace(s, line_px=float(r.uniform(0.02, 0.04)) * s.pitch_px), 0.8),
+    "thin lines (2-4%)": (lambda s, r: replace(s, line_px=float(r.uniform(0.02, 0.04)) * s.pitch_px), 0.95),
     "thick lines (9-12%)": (lambda s, r: replace(s, line_px=float(r.uniform(0.09, 0.12)) * s.pitch_px), 0.97),
     "JPEG 50-60": (lambda s, r: replace(s, jpeg_quality=int(r.integers(50, 61))), 0.9),
     "motion blur 1-2 px": (lambda s, r: replace(s, motion_blur=float(r.uniform(1, 2))), 0.97),
