@@ -6,8 +6,7 @@ Public API (pure, no bus): :func:`render`, :class:`CameraModel`, :class:`RenderS
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from services.common.lazy import lazy_getattr
 
 #: each public name and the module it lives in: imported on first use, so that importing this
 #: package's config (which every process does) does not load OpenCV and numpy.
@@ -33,10 +32,4 @@ _WHERE: dict[str, str] = {
 
 __all__ = sorted(_WHERE)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _WHERE)

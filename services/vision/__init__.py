@@ -8,8 +8,7 @@ good pose without a search when it still holds), :class:`Detection`, :class:`Det
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from services.common.lazy import lazy_getattr
 
 #: each public name and the module it lives in: imported on first use, so that importing this
 #: package's config (which every process does) does not load OpenCV and numpy.
@@ -29,10 +28,4 @@ _WHERE: dict[str, str] = {
 
 __all__ = sorted(_WHERE)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _WHERE)
