@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import sys
 import tempfile
@@ -48,13 +47,7 @@ async def run(
     plans = simrun.plan_tasks(options, config)
     monkey = chaos.Monkey(stack, config, seed=seed, interval=interval, freeze_share=freeze_share)
     async with SimSession(config) as session:
-        killer = asyncio.create_task(monkey.run(), name="chaos")
-        try:
-            results = await simrun.run_plans(session, plans, Progress(sys.stderr))
-        finally:
-            killer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await killer
+        results = await chaos.play_under(monkey, session, plans, Progress(sys.stderr), fail_fast=False)
         await session.ask_snapshot()
         ack = getattr(session.state, "press_ack", 0)
     return results, monkey, ack

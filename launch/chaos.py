@@ -250,3 +250,19 @@ def worst_placement_s(results: Sequence[Any]) -> float:
 
 def median(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
+
+
+async def play_under(
+    monkey: Monkey, session: Any, plans: Sequence[Any], progress: Any, *, fail_fast: bool
+) -> list[Any]:
+    """Play ``plans`` in ``session`` (a :class:`launch.simrun.SimSession`) while ``monkey`` kills or
+    freezes processes; the monkey is stopped when the plans are done, whatever happened."""
+    from . import simrun  # simrun is the heavier module; the monkey alone does not need it
+
+    killer = asyncio.create_task(monkey.run(), name="chaos")
+    try:
+        return await simrun.run_plans(session, list(plans), progress, fail_fast=fail_fast)
+    finally:
+        killer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await killer

@@ -8,8 +8,6 @@ included; the world's board equals the referee's at the end of each game and no 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import sys
 
 import pytest
@@ -38,13 +36,7 @@ async def test_random_kills_during_games(chaos_sim: SimStack) -> None:
     assert all(p.budget_applies for p in plans)
     monkey = chaos.Monkey(chaos_sim.stack, chaos_sim.config, seed=SEED + 1201)
     async with SimSession(chaos_sim.config) as session:
-        killer = asyncio.create_task(monkey.run(), name="chaos")
-        try:
-            results = await simrun.run_plans(session, plans, Progress(sys.stderr), fail_fast=True)
-        finally:
-            killer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await killer
+        results = await chaos.play_under(monkey, session, plans, Progress(sys.stderr), fail_fast=True)
         await session.ask_snapshot()
         final_ack = getattr(session.state, "press_ack", 0)
     figures = chaos.ChaosFigures(monkey.kills)
@@ -82,13 +74,7 @@ async def test_a_frozen_process_pauses_the_game_which_goes_on_when_it_resumes(ch
         freeze_s=5.0,
     )
     async with SimSession(chaos_sim.config) as session:
-        killer = asyncio.create_task(monkey.run(), name="freezes")
-        try:
-            results = await simrun.run_plans(session, plans, Progress(sys.stderr), fail_fast=True)
-        finally:
-            killer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await killer
+        results = await chaos.play_under(monkey, session, plans, Progress(sys.stderr), fail_fast=True)
     freezes = chaos.ChaosFigures(monkey.kills).freezes()
     report = (
         table(results)
