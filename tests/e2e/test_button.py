@@ -47,7 +47,8 @@ async def _record(sub: Subscriber, presses: list[int], frames: dict[int, Frame])
         if env is None:
             continue
         msg = env.message
-        if isinstance(msg, ButtonPress) and msg.press_ns:
+        # a press is announced again until the referee acknowledges it (issue 12): count it once
+        if isinstance(msg, ButtonPress) and msg.press_ns and msg.press_ns not in presses:
             presses.append(msg.press_ns)
         elif isinstance(msg, BoardObservation) and msg.capture_ns:
             frames[msg.frame_id] = Frame(msg.frame_id, msg.capture_ns, msg.stable, msg.occluded)
