@@ -883,6 +883,10 @@ def _read_squares(
     corner_dev = dev[:, geo.corner, :]
     # (Never below the image's own noise: the corners are small where the lines are thick.)
     vary = max(MAD_TO_SIGMA * float(np.median(np.abs(corner_dev[..., 0]))), noise)
+    # ...and how much it varies within one corner, around that corner's own level: the plate's texture
+    # alone. Soft shadows of large pieces reach some corners and set them apart from the surface, which
+    # swells ``vary``; a white piece a few grey levels off a white plate then stays under it.
+    texture = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(dev[..., 0], geo))), noise)
     plate_grey = plate[..., 0].mean(axis=1)  # (9,)
     contrast = np.abs(line_level - plate_grey)  # (9,) the grid's own contrast around each square
     rad = np.hypot(geo.dx, geo.dy)
@@ -909,6 +913,10 @@ def _read_squares(
             ]
         )
         differs |= cdev > t_chroma[:, None]
+    # The same at the plate's texture: more sensitive, and more easily fooled by shadows and stains,
+    # so only a second look where the first sees nothing (below).
+    t_faint = np.maximum(params.piece_noise_k * texture, params.piece_min_frac * contrast)
+    differs_faint = differs | (np.abs(dev[..., 0]) > t_faint[:, None])
     # A square's corners off the board's surface: something flat covers it (a sheet, a hand).
     background = np.linalg.norm(own, axis=1) > FOREIGN_BACKGROUND_FRAC * scale
     body_zone = rad <= PIECE_MAX_RADIUS
@@ -917,9 +925,23 @@ def _read_squares(
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = params.piece_min_fill
     evidences, centres_off, edges = _piece_evidence(differs, geo, body_zone)
+    faint = _piece_evidence(differs_faint, geo, body_zone)
     for k in range(9):
         d = differs[k]
         evidence, centre, edge = float(evidences[k]), centres_off[k], float(edges[k])
+        most = 1.0  # the highest confidence this square's reading may have
+        if evidence < f0 and not background[k]:
+            # Only a white piece can be that faint: a black one stands out from any plate a white piece
+            # shows on (a faint dark middle is the plate between the glows of thick light lines).
+            white_from = min(float(line_level[k]), float(plate_grey[k])) + 0.5 * float(contrast[k])
+            faint_piece = _faint_piece(
+                k, faint, differs_faint[k], dev[k, :, 0], float(t_faint[k]), geo, far_zones, f0
+            )
+            if faint_piece is not None and _middle_grey(grey[k], faint_piece, geo) < white_from:
+                faint_piece = None
+            if faint_piece is not None:
+                d, evidence, centre, edge = faint_piece
+                most = FAINT_MAX_CONFIDENCE
         corners_covered = sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones)
         why = ""
         if background[k]:
@@ -942,7 +964,7 @@ def _read_squares(
         presence = min(1.0, (evidence - f0) / f0)
         # How far the tone is from the middle of the scale, 0.3 away is certain.
         certainty = min(1.0, abs(tone - 0.5) / 0.3)
-        conf = 0.5 + 0.5 * min(presence, certainty)
+        conf = min(most, 0.5 + 0.5 * min(presence, certainty))
         out.append(("black" if tone < 0.5 else "white", conf, evidence, tone, why, float(plate_grey[k])))
     return out
 
@@ -1024,6 +1046,73 @@ def _piece_evidence(
     return best, np.stack([cx, cy], axis=1), edge
 
 
+def _corner_spreads(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
+    """Median absolute deviation of ``values`` ((9, P), one per pixel of each square's inside) within
+    each corner of each square, around that corner's own median: (corners * 9,)."""
+    spreads = []
+    for q in range(4):
+        sel = geo.corner & (geo.quadrant == q)
+        if sel.any():
+            z = values[:, sel]
+            spreads.append(np.median(np.abs(z - np.median(z, axis=1, keepdims=True)), axis=1))
+    return np.concatenate(spreads)
+
+
+def _faint_piece(
+    k: int,
+    faint: tuple[np.ndarray, np.ndarray, np.ndarray],
+    d: np.ndarray,
+    grey_dev: np.ndarray,
+    threshold: float,
+    geo: _SquareMasks,
+    far_zones: list[np.ndarray],
+    f0: float,
+) -> tuple[np.ndarray, float, np.ndarray, float] | None:
+    """The second look at square ``k``, which shows no piece at the board's variation: a piece a few grey
+    levels off the plate (a white piece on a white plate, in a large piece's shadow) seen at the plate's
+    texture (``d``, the square's differing pixels at that finer ``threshold``; ``faint``, the
+    evidence, centre and edge of every square from them). It must be all a piece is, and more: a round
+    body of a piece's size, not elongated, not reaching the corners, and a middle that itself differs
+    from the plate by ``FAINT_BODY_K`` thresholds (board texture and the glow of a shadow differ in
+    patches and rims, not in a whole body). Returns (differing pixels, evidence, centre, edge) or None."""
+    evidences, centres, edges = faint
+    evidence, centre, edge = float(evidences[k]), centres[k], float(edges[k])
+    if evidence < f0 or not PIECE_MIN_RADIUS <= edge < PIECE_MAX_EDGE:
+        return None
+    rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
+    middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
+    body = float(np.median(grey_dev[middle]))
+    if abs(body) <= FAINT_BODY_K * threshold:
+        return None
+    # An edge: the body's level falls to the plate's within a short step somewhere between the smallest
+    # piece's radius and the largest's; the glow of thick light lines fades over a whole square instead.
+    ring = np.floor(rr / RING_STEP).astype(np.int64)
+    counts = np.bincount(ring)
+    profile = np.bincount(ring, weights=grey_dev) / np.maximum(counts, 1)
+    lo, hi = int(PIECE_MIN_RADIUS / RING_STEP), min(int(PIECE_MAX_EDGE / RING_STEP) + 1, len(profile) - 2)
+    falls = [
+        (profile[i - 1] - profile[i + 1]) * math.copysign(1.0, body)
+        for i in range(max(lo, 1), hi + 1)
+        if counts[i - 1] and counts[i + 1]
+    ]
+    if not falls or max(falls) < FAINT_EDGE_SHARE * abs(body):
+        return None
+    if sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones) >= FOREIGN_CORNERS:
+        return None
+    if _elongation(d & (np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS), geo) > FOREIGN_ELONGATION:
+        return None
+    return d, evidence, centre, edge
+
+
+def _middle_grey(
+    grey: np.ndarray, piece: tuple[np.ndarray, float, np.ndarray, float], geo: _SquareMasks
+) -> float:
+    """The median grey of a piece's middle (``piece`` as :func:`_faint_piece` returns it)."""
+    _d, _evidence, centre, edge = piece
+    rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
+    return float(np.median(grey[rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))]))
+
+
 def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
     """Length to width (square root of the principal second moments) of the pixels ``w``."""
     mass = float(w.sum())
@@ -1040,6 +1129,12 @@ def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
 CHROMA_OF_PLATE: Final = 0.35
 #: a square's four corners keep at least this many pixels in all.
 MIN_CORNER_PIXELS: Final = 16
+#: a piece seen only at the plate's texture (see _faint_piece): its middle differs by this many of the
+#: finer thresholds, and its reading is never certain.
+FAINT_BODY_K: Final = 1.5
+#: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
+FAINT_EDGE_SHARE: Final = 0.7
+FAINT_MAX_CONFIDENCE: Final = 0.85
 #: the corners start this far (pitches) beyond the largest piece that fits between the lines.
 CORNER_PIECE_MARGIN: Final = 0.03
 #: the squares' corners (plate) start this far from their centres, in pitches.
@@ -1860,7 +1955,7 @@ VERIFY_MAX_PX: Final = 48
 #: the window moves by a square when its line at one end is below the first share of its typical
 #: line and the line beyond its other end above the second.
 SHIFT_MISSING: Final = 0.25
-SHIFT_PRESENT: Final = 0.7
+SHIFT_PRESENT: Final = 0.5
 #: how far the grid check's line profiles reach on each side of a line, in pitches.
 VERIFY_REACH: Final = 0.15
 
