@@ -26,7 +26,7 @@ from services.common.shell import load_config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("out", metavar="OUT", help="the recording to write (e.g. game.sanzilog)")
+    parser.add_argument("out", metavar="OUT", help="the recording to write (e.g. game.mcap)")
     parser.add_argument(
         "--topics",
         metavar="REGEX",

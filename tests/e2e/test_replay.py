@@ -216,7 +216,7 @@ async def _still_moving(session: SimSession) -> bool:
 
 def test_replayed_game_gives_the_same_decisions(tmp_path_factory: pytest.TempPathFactory) -> None:
     # Not a coroutine: starting a stack waits for heartbeats on its own event loop.
-    path = short_runtime(tmp_path_factory, "rec") / "game.sanzilog"
+    path = short_runtime(tmp_path_factory, "rec") / "game.mcap"
     with sim_stack(short_runtime(tmp_path_factory, "live")) as live:
         result, game_id = asyncio.run(_record_game(live, path))
     assert result.verdict.ok, table([result])

@@ -64,7 +64,7 @@ async def test_record_bus_writes_what_was_published(
     sub = Subscriber(actx, bus.bus, topics, name="rec")
     pub = Publisher(actx, bus.bus, "test")
     pub.open()
-    path = tmp_path / "r.sanzilog"
+    path = tmp_path / "r.mcap"
     stop = asyncio.Event()
     seen: list[Record] = []
     with RecordingWriter(path) as writer:
@@ -96,7 +96,7 @@ async def test_record_bus_writes_what_was_published(
 async def test_replay_republishes_in_order_restamped(
     bus: Any, actx: zmq.asyncio.Context, tmp_path: Path
 ) -> None:
-    path = tmp_path / "g.sanzilog"
+    path = tmp_path / "g.mcap"
     recorded = write_game(path, step_ns=20_000_000)
     sub = Subscriber(actx, bus.bus, ["vision.", "referee.", "sys.", "panel.", WARM_TOPIC], name="t")
     pub = Publisher(actx, bus.bus, "play")
@@ -130,7 +130,7 @@ async def test_replay_republishes_in_order_restamped(
 async def test_replay_topic_filter_start_and_instead_of(
     bus: Any, actx: zmq.asyncio.Context, tmp_path: Path
 ) -> None:
-    path = tmp_path / "g.sanzilog"
+    path = tmp_path / "g.mcap"
     recorded = write_game(path, step_ns=1_000_000)
     sub = Subscriber(actx, bus.bus, ["", WARM_TOPIC], include_frames=False, name="t")
     pub = Publisher(actx, bus.bus, "play")
@@ -174,7 +174,7 @@ async def test_replay_topic_filter_start_and_instead_of(
 
 
 async def test_replay_lockstep_and_loop(bus: Any, actx: zmq.asyncio.Context, tmp_path: Path) -> None:
-    path = tmp_path / "g.sanzilog"
+    path = tmp_path / "g.mcap"
     write_game(path, step_ns=1_000_000)
     sub = Subscriber(actx, bus.bus, ["referee.", WARM_TOPIC], name="t")
     pub = Publisher(actx, bus.bus, "play")
@@ -221,7 +221,7 @@ def test_filter_rejects_unknown_process_and_bad_regex() -> None:
 
 
 def test_info_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "i.sanzilog"
+    path = tmp_path / "i.mcap"
     header = FileHeader.now(tool="test")
     versions = dict(header.versions)
     versions["GameState"] = messages.GameState.VERSION + 1  # as if recorded by a newer program
@@ -244,9 +244,11 @@ def test_info_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
                 "sys.heartbeat", Heartbeat(process="referee", pid=pid, seq=seq), seq, "referee", pid
             )
             writer.write(frames, recv_ns=base + i * 500_000_000)
-    good_size = path.stat().st_size
-    with open(path, "ab") as f:
-        f.write(b"\x10\x00\x00\x00garbage")  # a torn record at the end
+        # what a recorder killed now leaves: its chunks, no summary, and a record begun
+        writer.flush()
+        torn = path.read_bytes()
+    good_size = len(torn)
+    path.write_bytes(torn + b"\x06\x10\x00\x00")
     summary = summarise(Recording(path, warn=False))
     board = summary["topics"]["vision.board"]
     assert board["count"] == 21
@@ -260,6 +262,7 @@ def test_info_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert summary["records"] == 25
     assert summary["bytes"] == good_size
     assert summary["tail"]["reason"] == "truncated" and summary["tail"]["offset"] == good_size
+    assert summary["tail"]["dropped_bytes"] == 4
     now = messages.GameState.VERSION
     assert summary["versions"]["GameState"] == {"recorded": now + 1, "now": now}
     assert summary["versions"]["retiredtype"] == {"recorded": 3, "now": None}
@@ -269,14 +272,14 @@ def test_info_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert sanzi(["info", str(path)]) == 0
     out = capsys.readouterr().out
     assert "vision.board" in out and "truncated tail" in out and "retiredtype: recorded v3" in out
-    assert sanzi(["info", str(tmp_path / "missing.sanzilog")]) == 2
+    assert sanzi(["info", str(tmp_path / "missing.mcap")]) == 2
     assert "cannot read" in capsys.readouterr().err
 
 
 async def test_record_and_play_commands(
     bus: Any, actx: zmq.asyncio.Context, runtime_dir: str, tmp_path: Path
 ) -> None:
-    out = tmp_path / "cli.sanzilog"
+    out = tmp_path / "cli.mcap"
     recorder = start_sanzi(runtime_dir, "record", str(out), "--topics", r"^(referee|sys)\.")
     pub = Publisher(actx, bus.bus, "test")
     pub.open()
@@ -333,16 +336,16 @@ def _count(path: Path, topic: str) -> int:
 
 
 def test_commands_reject_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "g.sanzilog"
+    path = tmp_path / "g.mcap"
     write_game(path)
     assert sanzi(["record", str(path)]) == 2
     assert "exists" in capsys.readouterr().err
-    assert sanzi(["record", str(tmp_path / "x.sanzilog"), "--topics", "nosuchtopic"]) == 2
+    assert sanzi(["record", str(tmp_path / "x.mcap"), "--topics", "nosuchtopic"]) == 2
     assert "selects no topic" in capsys.readouterr().err
     assert sanzi(["play", str(path), "--instead-of", "nobody"]) == 2
     assert "unknown process" in capsys.readouterr().err
     assert sanzi(["play", str(path), "--rate", "0"]) == 2
-    assert sanzi(["play", str(tmp_path / "missing.sanzilog")]) == 2
+    assert sanzi(["play", str(tmp_path / "missing.mcap")]) == 2
 
 
 def test_frame_topics_go_to_the_frame_channel() -> None:
