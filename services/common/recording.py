@@ -44,6 +44,7 @@ from typing import Any, BinaryIO, Final
 import msgspec
 import zstandard
 from mcap.exceptions import McapError
+from mcap.reader import make_reader
 from mcap.records import Channel, Chunk, DataEnd, Footer, Metadata, Schema
 from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader, breakup_chunk
@@ -653,6 +654,19 @@ class Recording:
         if tail is not None and self.warn and not self._warned:
             self._warned = True
             warnings.warn(f"{self.path}: {tail}", DamagedTailWarning, stacklevel=4)
+
+    def channel_counts(self) -> dict[str, int] | None:
+        """Messages per channel (raw and viewer ones) from the file's summary; None for a file without
+        one (a recorder that did not close it)."""
+        try:
+            with open(self.path, "rb") as f:
+                summary = make_reader(f).get_summary()
+        except (*_DAMAGE, OSError):
+            return None
+        if summary is None or summary.statistics is None:
+            return None
+        counts = summary.statistics.channel_message_counts
+        return {c.topic: counts.get(c.id, 0) for c in summary.channels.values()}
 
     def __len__(self) -> int:
         return sum(1 for _ in self.records())

@@ -19,10 +19,22 @@ import zmq.asyncio
 import messages
 from launch.cli import main as sanzi
 from launch.commands.info import summarise
+from launch.logview import Follower
 from launch.recording import make_filter, record_bus, replay_into
-from messages import BoardObservation, ButtonPress, Channel, GameState, Heartbeat, MoveReply
+from messages import (
+    BoardObservation,
+    BoardPose,
+    ButtonPress,
+    CameraFrame,
+    Channel,
+    GameState,
+    Heartbeat,
+    MoveReply,
+    Point,
+)
 from services.bus.client import Publisher, Subscriber
 from services.common.recording import FileHeader, Record, Recording, RecordingError, RecordingWriter
+from services.common.viewer import ANNOTATIONS_TOPIC, CAMERA_TOPIC, LOG_TOPIC
 
 from .bushelp import WARM_TOPIC, collect, start_sanzi, wait_exit, warm_up
 from .conftest import frames_for
@@ -89,6 +101,67 @@ async def test_record_bus_writes_what_was_published(
     assert all(a.recv_ns <= b.recv_ns for a, b in itertools.pairwise(records))
     assert stats.counts["vision.board"] == 5 and stats.counts["panel.button"] == 1
     assert stats.counts[WARM_TOPIC] >= warm
+    sub.close()
+    pub.close()
+
+
+async def test_record_bus_with_the_camera_and_the_logs(
+    bus: Any, actx: zmq.asyncio.Context, tmp_path: Path
+) -> None:
+    """--camera: frames become JPEG images for the viewers (not raw records), vision's reading their
+    annotations; the processes' log lines become foxglove.Log."""
+    logs_dir = tmp_path / "logs"
+    logs_dir.mkdir()
+    (logs_dir / "referee.log").write_text('{"event": "old line", "level": "info", "timestamp": 0}\n')
+    follower = Follower(logs_dir, from_end=True)  # what was there before the recording is not taken
+    topics = ["vision.board", WARM_TOPIC]
+    sub = Subscriber(actx, bus.bus, [*topics, "camera.frame"], include_frames=True, name="rec")
+    pub = Publisher(actx, bus.bus, "test")
+    pub.open(Channel.EVENT, Channel.FRAME)
+    path = tmp_path / "cam.mcap"
+    stop = asyncio.Event()
+    seen: list[Record] = []
+    pixels = bytes(range(256)) * (64 * 48 * 3 // 256)
+    with RecordingWriter(path, jpeg_quality=60) as writer:
+        task = asyncio.create_task(
+            record_bus(
+                sub, writer, topics, stop, on_record=seen.append, view_only=["camera.frame"], logs=follower
+            )
+        )
+        deadline = time.monotonic() + 10
+        while not seen:
+            assert time.monotonic() < deadline
+            await pub.publish(WARM_TOPIC, messages.HumanSetup())
+            await asyncio.sleep(0.02)
+        with open(logs_dir / "referee.log", "a") as f:
+            f.write('{"event": "cheat detected", "level": "warning", "process": "referee", '
+                    '"timestamp": "2026-12-01T10:00:00Z", "square": 3}\n')  # fmt: skip
+        frame = CameraFrame(frame_id=1, width=64, height=48, data=pixels, capture_ns=time.monotonic_ns())
+        while writer.viewer_counts[CAMERA_TOPIC] == 0:  # frames are newest-only: send until one lands
+            assert time.monotonic() < deadline
+            await pub.publish("camera.frame", frame)
+            await asyncio.sleep(0.02)
+        pose = BoardPose(
+            center_px=Point(32, 24),
+            angle_deg=0.0,
+            corners_px=(Point(2, 2), Point(62, 2), Point(62, 46), Point(2, 46)),
+        )
+        obs = BoardObservation(frame_id=1, found=True, pose=pose, capture_ns=frame.capture_ns)
+        await pub.publish("vision.board", obs)
+        while writer.viewer_counts[ANNOTATIONS_TOPIC] == 0 or writer.viewer_counts[LOG_TOPIC] == 0:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        stop.set()
+        stats = await task
+    follower.close()
+    assert stats.viewed["camera.frame"] >= 1 and stats.log_lines == 1
+    assert "camera.frame" not in {r.topic for r in Recording(path)}
+    rec = Recording(path)
+    images = [m for _, _, m in rec.viewer_messages([CAMERA_TOPIC])]
+    (notes,) = [m for _, _, m in rec.viewer_messages([ANNOTATIONS_TOPIC])]
+    (log,) = [m for _, _, m in rec.viewer_messages([LOG_TOPIC])]
+    assert images[0]["format"] == "jpeg" and images[0]["timestamp"] == notes["points"][0]["timestamp"]
+    assert log["level"] == 3 and log["name"] == "referee" and log["message"] == "cheat detected square=3"
     sub.close()
     pub.close()
 

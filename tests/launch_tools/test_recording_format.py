@@ -250,7 +250,7 @@ def test_flipped_bytes_never_give_a_wrong_record(tmp_path: Path) -> None:
 def test_old_damaged_or_foreign_files_are_clear_errors(tmp_path: Path) -> None:
     old = tmp_path / "game.sanzilog"
     old.write_bytes(OLD_MAGIC + bytes(100))
-    with pytest.raises(RecordingError, match="old .sanzilog"):
+    with pytest.raises(RecordingError, match=r"old \.sanzilog"):
         Recording(old)
     foreign = tmp_path / "notes.txt"
     foreign.write_text("hello, this is not a recording\n")
