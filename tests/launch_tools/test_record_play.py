@@ -133,9 +133,9 @@ async def test_record_bus_with_the_camera_and_the_logs(
             assert time.monotonic() < deadline
             await pub.publish(WARM_TOPIC, messages.HumanSetup())
             await asyncio.sleep(0.02)
+        line = {"event": "cheat detected", "level": "warning", "process": "referee", "square": 3}
         with open(logs_dir / "referee.log", "a") as f:
-            f.write('{"event": "cheat detected", "level": "warning", "process": "referee", '
-                    '"timestamp": "2026-12-01T10:00:00Z", "square": 3}\n')  # fmt: skip
+            f.write(json.dumps({**line, "timestamp": "2026-12-01T10:00:00Z"}) + "\n")
         frame = CameraFrame(frame_id=1, width=64, height=48, data=pixels, capture_ns=time.monotonic_ns())
         while writer.viewer_counts[CAMERA_TOPIC] == 0:  # frames are newest-only: send until one lands
             assert time.monotonic() < deadline
