@@ -19,6 +19,7 @@ import pytest
 import messages
 from launch import recording, simrun
 from launch.processes import PROCESSES
+from launch.replaycheck import check, render
 from launch.simrun import Progress, SimOptions, SimSession
 from messages import (
     ActuatorCommand,
@@ -31,6 +32,7 @@ from messages import (
 )
 from services.bus.client import Publisher, Subscriber
 from services.common.recording import Record, Recording, RecordingWriter, match_topics
+from services.referee.machine import Settings as ReplaySettings
 
 from .conftest import SEED, SPEED, short_runtime, sim_stack, table
 
@@ -222,6 +224,13 @@ def test_replayed_game_gives_the_same_decisions(tmp_path_factory: pytest.TempPat
     assert result.verdict.ok, table([result])
     recorded, recorded_final = _recorded(path, game_id)
     assert recorded_final is not None and recorded, "the recording holds no finished game"
+    # the same recording, replayed into a fresh referee machine in lockstep (no clock, no sockets)
+    settings = ReplaySettings.from_config(live.config)
+    lockstep = check(Recording(path), settings, live.config.referee.tick_period_s, live.config.log.level)
+    assert lockstep.same, render(lockstep)
+    commands, states, _journal = lockstep.streams
+    assert len(commands.recorded) >= 5 and states.checked and len(states.recorded) >= 5, render(lockstep)
+    print(render(lockstep), file=sys.stderr)
     not_run = {p.name for p in PROCESSES} - UNDER_TEST
     with sim_stack(short_runtime(tmp_path_factory, "replay"), exclude=not_run) as fresh:
         replayed, replayed_final = asyncio.run(_replay(fresh, path, game_id))
