@@ -113,6 +113,8 @@ class RecordStats:
 
 #: how often the processes' log files are read for new lines while recording.
 LOG_POLL_S: Final = 0.2
+#: at the stop, what is already queued is still recorded for at most this long.
+DRAIN_S: Final = 5.0
 
 
 async def record_bus(
@@ -134,6 +136,24 @@ async def record_bus(
     stats = RecordStats()
     wanted = set(topics)
     seen_only = set(view_only) - wanted
+
+    def take(frames: list[bytes]) -> None:
+        try:
+            record = Record.from_frames(frames, time.monotonic_ns())
+        except RecordingError:
+            stats.skipped += 1
+            return
+        if record.topic in seen_only:
+            writer.write_record(record, raw=False)
+            stats.viewed[record.topic] += 1
+        elif record.topic not in wanted:
+            stats.skipped += 1
+        else:
+            writer.write_record(record)
+            stats.counts[record.topic] += 1
+            if on_record is not None:
+                on_record(record)
+
     start = time.monotonic()
     deadline = None if duration is None else start + duration
     next_logs = start
@@ -146,25 +166,15 @@ async def record_bus(
             stats.log_lines += write_logs(writer, logs)
         timeout = 0.1 if deadline is None else max(0.0, min(0.1, deadline - now))
         frames = await subscriber.recv_raw(timeout=timeout)
+        if frames is not None:
+            take(frames)
+    # what has arrived by the stop is recorded too (a burst may still be queued), for a bounded time
+    drain_until = time.monotonic() + DRAIN_S
+    while time.monotonic() < drain_until:
+        frames = await subscriber.recv_raw(timeout=0)
         if frames is None:
-            continue
-        recv_ns = time.monotonic_ns()
-        try:
-            record = Record.from_frames(frames, recv_ns)
-        except RecordingError:
-            stats.skipped += 1
-            continue
-        if record.topic in seen_only:
-            writer.write_record(record, raw=False)
-            stats.viewed[record.topic] += 1
-            continue
-        if record.topic not in wanted:
-            stats.skipped += 1
-            continue
-        writer.write_record(record)
-        stats.counts[record.topic] += 1
-        if on_record is not None:
-            on_record(record)
+            break
+        take(frames)
     if logs is not None:
         stats.log_lines += write_logs(writer, logs)
     stats.seconds = time.monotonic() - start

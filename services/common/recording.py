@@ -415,15 +415,10 @@ class RecordingWriter:
                 )
             return  # a frame's pixels as JSON would help no viewer
         cls = type(message)
-        self._add_json(
-            viewer.viewer_topic(record.topic),
-            f"sanzi.{cls.__name__}",
-            _schema_of(cls),
-            viewer.to_viewer(message),
-            log_ns,
-            publish_ns,
-            seq,
-        )
+        topic = viewer.viewer_topic(record.topic)
+        cid = self._json_channel(topic, f"sanzi.{cls.__name__}", _schema_of(cls))
+        self._mcap.add_message(cid, log_ns, viewer.viewer_json(message), publish_ns, seq & 0xFFFFFFFF)
+        self.viewer_counts[topic] += 1
         if (
             isinstance(message, BoardObservation)
             and self.jpeg_quality is not None
