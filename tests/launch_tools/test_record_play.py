@@ -419,6 +419,36 @@ def test_commands_reject_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFix
     assert "unknown process" in capsys.readouterr().err
     assert sanzi(["play", str(path), "--rate", "0"]) == 2
     assert sanzi(["play", str(tmp_path / "missing.mcap")]) == 2
+    assert sanzi(["record", str(tmp_path / "y.mcap"), "--camera", "--jpeg-quality", "0"]) == 2
+    assert "--jpeg-quality" in capsys.readouterr().err
+    assert not (tmp_path / "y.mcap").exists()
+
+
+async def test_a_recorder_killed_with_sigkill_leaves_a_readable_file(
+    bus: Any, actx: zmq.asyncio.Context, runtime_dir: str, tmp_path: Path, capsys: Any
+) -> None:
+    out = tmp_path / "killed.mcap"
+    recorder = start_sanzi(runtime_dir, "record", str(out), "--topics", r"^sys\.", "--no-logs")
+    pub = Publisher(actx, bus.bus, "test")
+    pub.open()
+    try:
+        deadline = time.monotonic() + 10
+        seq = 0
+        while _count(out, "sys.heartbeat") < 20:  # complete chunks on disk (one a second)
+            assert time.monotonic() < deadline, recorder.stderr.read() if recorder.poll() is not None else ""
+            seq += 1
+            await pub.publish("sys.heartbeat", Heartbeat(process="test", pid=1, seq=seq))
+            await asyncio.sleep(0.02)
+    finally:
+        recorder.send_signal(signal.SIGKILL)
+        code, _, _ = await wait_exit(recorder)
+        pub.close()
+    assert code == -signal.SIGKILL
+    assert sanzi(["info", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    beats = summary["topics"]["sys.heartbeat"]
+    assert 20 <= beats["count"] <= seq and beats["gaps"] == 0
+    assert summary["tail"]["reason"] == "truncated"  # no summary: the recorder never closed the file
 
 
 def test_frame_topics_go_to_the_frame_channel() -> None:

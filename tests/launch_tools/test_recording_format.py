@@ -291,3 +291,27 @@ def test_write_recording_is_atomic_and_complete(tmp_path: Path) -> None:
     assert list(Recording(copy)) == written
     assert Recording(copy).header.info["reason"] == "test"
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_the_foxglove_layout_names_channels_and_fields_that_exist() -> None:
+    """docs/foxglove-layout.json: every topic a panel reads is one the writer makes, every field path one
+    its schema has."""
+    layout = json.loads((Path(__file__).parents[2] / "docs" / "foxglove-layout.json").read_text())
+    schemas = {viewer.viewer_topic(t): viewer.schema_for(info.type) for t, info in messages.TOPICS.items()}
+    schemas |= {
+        viewer.CAMERA_TOPIC: viewer.COMPRESSED_IMAGE_SCHEMA,
+        viewer.ANNOTATIONS_TOPIC: viewer.IMAGE_ANNOTATIONS_SCHEMA,
+        viewer.LOG_TOPIC: viewer.LOG_SCHEMA,
+    }
+    paths: list[str] = []
+    for panel in layout["configById"].values():
+        paths += [p["value"] for p in panel.get("paths", [])]
+        paths += [panel[k] for k in ("topicPath", "topicToRender") if k in panel]
+        image = panel.get("imageMode", {})
+        paths += [image["imageTopic"], *image["annotations"]] if image else []
+    assert len(paths) >= 10
+    for path in paths:
+        topic, _, field = path.partition(".")
+        assert topic in schemas, path
+        if field:
+            assert field in schemas[topic]["properties"], path
