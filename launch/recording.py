@@ -168,6 +168,8 @@ async def record_bus(
         frames = await subscriber.recv_raw(timeout=timeout)
         if frames is not None:
             take(frames)
+        else:
+            writer.flush_if_due()
     # what has arrived by the stop is recorded too (a burst may still be queued), for a bounded time
     drain_until = time.monotonic() + DRAIN_S
     while time.monotonic() < drain_until:

@@ -395,8 +395,7 @@ class RecordingWriter:
                 self._write_viewers(record, log_ns, publish_ns, seq)
             except (messages.DecodeError, ValueError):
                 self.viewer_errors[record.topic] += 1
-        if time.monotonic() - self._last_flush >= self.flush_interval_s:
-            self.flush()
+        self.flush_if_due()
 
     def _write_viewers(self, record: Record, log_ns: int, publish_ns: int, seq: int) -> None:
         message = record.envelope().message
@@ -439,6 +438,11 @@ class RecordingWriter:
         """Append one structlog JSON line of ``process``, logged at ``wall_ns``, as a foxglove.Log."""
         entry = viewer.log_entry(line, wall_ns, process)
         self._add_json(viewer.LOG_TOPIC, "foxglove.Log", viewer.LOG_SCHEMA, entry, wall_ns, wall_ns)
+        self.flush_if_due()
+
+    def flush_if_due(self) -> None:
+        """:meth:`flush` if the chunk in progress is :data:`FLUSH_INTERVAL_S` old (call it when idle, so a
+        quiet bus does not keep the last messages in memory)."""
         if time.monotonic() - self._last_flush >= self.flush_interval_s:
             self.flush()
 

@@ -200,8 +200,16 @@ def test_truncation_keeps_the_complete_chunks(tmp_path: Path) -> None:
     data = path.read_bytes()
     cut = tmp_path / "cut.mcap"
     header_end = first_chunk(path)
-    # every 23rd length, and the end of the file but its closing magic (the footer is whole there)
-    lengths = sorted({*range(header_end + 40, len(data) - 8, 23), len(data) - 9})
+    # around every chunk's start and end, every 97th length, and the end of the file but its closing
+    # magic (the footer is whole there)
+    with open(path, "rb") as f:
+        summary = make_reader(f).get_summary()
+    assert summary is not None and len(summary.chunk_indexes) == len(written)
+    edges = {c.chunk_start_offset + d for c in summary.chunk_indexes for d in (0, c.chunk_length)}
+    near = {e + d for e in edges for d in (-1, 0, 1)}
+    lengths = sorted(
+        x for x in {*near, *range(header_end + 40, len(data) - 8, 97), len(data) - 9} if x > header_end
+    )
     previous = 0
     for length in lengths:
         cut.write_bytes(data[:length])
