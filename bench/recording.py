@@ -53,6 +53,9 @@ from services.common.recording import (  # noqa: E402
 BURST_RATE = 10_000
 #: the burst's messages are heartbeats of this made-up process, so they are told from the stack's.
 BURST_SOURCE = "burst"
+PROBE_SOURCE = "burst-probe"
+#: how long the burst's publisher waits for its queue to reach the bus before it closes.
+HANDOVER_S = 2.0
 MB = 1_000_000
 
 
@@ -137,16 +140,34 @@ def session(config: Any, config_file: Path, folder: Path, minutes: float, seed: 
     }
 
 
-async def publish_burst(config: Any, count: int, rate: float) -> float:
-    """Publish ``count`` heartbeats of :data:`BURST_SOURCE` at ``rate`` per second; returns the rate
-    achieved (a publisher that cannot keep up publishes as fast as it can)."""
+def _beats(path: Path, process: str) -> list[int]:
+    """The sequence numbers of the heartbeats of ``process`` in the recording at ``path``."""
+    try:
+        messages = [r.envelope().message for r in Recording(path, warn=False) if r.topic == "sys.heartbeat"]
+    except RecordingError:
+        return []
+    return [m.seq for m in messages if isinstance(m, Heartbeat) and m.process == process]
+
+
+async def publish_burst(config: Any, count: int, rate: float, path: Path) -> tuple[float, float]:
+    """Publish ``count`` heartbeats of :data:`BURST_SOURCE` at ``rate`` per second, once the recorder
+    writing ``path`` has heard this publisher (a PUB socket drops what it sends before it learned the
+    subscriptions); returns when the burst began (monotonic) and the rate achieved (a publisher that
+    cannot keep up publishes as fast as it can). Waits until everything was handed to the bus."""
     import zmq.asyncio
 
     ctx = zmq.asyncio.Context()
     pub = Publisher(ctx, config.bus, BURST_SOURCE)
     pub.open()
+    probe = 0
     try:
-        await asyncio.sleep(0.5)  # let the forwarder pass on the recorder's subscription
+        deadline = time.monotonic() + 30
+        while not _beats(path, PROBE_SOURCE):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the recorder did not hear the burst's publisher")
+            probe += 1
+            await pub.publish("sys.heartbeat", Heartbeat(process=PROBE_SOURCE, pid=1, seq=probe))
+            await asyncio.sleep(0.1)
         start = time.monotonic()
         batch = 100
         for i in range(0, count, batch):
@@ -157,32 +178,28 @@ async def publish_burst(config: Any, count: int, rate: float) -> float:
             if delay > 0:
                 await asyncio.sleep(delay)
         elapsed = time.monotonic() - start
-        await asyncio.sleep(0.5)  # what is in flight reaches the recorder
-        return count / elapsed
+        await asyncio.sleep(HANDOVER_S)  # the publisher closes with linger 0: let its queue empty first
+        return start, count / elapsed
     finally:
         pub.close()
-        ctx.destroy(linger=1000)
+        ctx.term()
 
 
 def burst(config: Any, config_file: Path, folder: Path, count: int) -> dict:
     out = folder / "burst.mcap"
     recorder = start_recorder(config_file, out, "--topics", r"^sys\.heartbeat$", "--no-logs", "--force")
     wait_for_records(out)  # the stack's own heartbeats show it is connected
-    start = time.monotonic()
-    rate = asyncio.run(publish_burst(config, count, BURST_RATE * 1.2))
+    start, rate = asyncio.run(publish_burst(config, count, BURST_RATE * 1.2, out))
     busy_s = wait_idle(recorder.pid) - start  # the recorder has written what was queued for it
     code, _ = stop_recorder(recorder)
-    seqs = []
-    for record in Recording(out, warn=False):
-        header = record.header()
-        if header.source == BURST_SOURCE:
-            seqs.append(header.seq)
-    missing = count - len(set(seqs))
+    seqs = _beats(out, BURST_SOURCE)
+    missing = sorted(set(range(1, count + 1)) - set(seqs))
     return {
         "sent": count,
         "rate": rate,
         "recorded": len(seqs),
-        "missing": missing,
+        "missing": len(missing),
+        "missing_range": (missing[0], missing[-1]) if missing else None,
         "busy_s": busy_s,
         "exit": code,
     }
@@ -231,7 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=5, help="recorders killed with SIGKILL")
     parser.add_argument("--speed", type=float, default=10.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--parts", default="session,burst,kill", help="which measurements, comma-separated (default: all)"
+    )
     args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
     with tempfile.TemporaryDirectory(prefix="sanzi-bench-") as runtime:
         base = config_module.load(None, overrides={"runtime": {"dir": runtime}})
         config = simrun.simulator_config(base, speed=args.speed, seed=args.seed)
@@ -242,31 +263,49 @@ def main(argv: list[str] | None = None) -> int:
         with stack_module.Stack(files) as stack:
             stack.wait_running(timeout=60)
             stack.wait_heartbeats(config, timeout=60)
-            s = session(config, files.config_file, folder, args.minutes, args.seed, args.speed)
-            b = burst(config, files.config_file, folder, args.burst)
-            k = kills(files.config_file, folder, args.kills, args.seed)
+            s = (
+                session(config, files.config_file, folder, args.minutes, args.seed, args.speed)
+                if "session" in parts
+                else None
+            )
+            b = burst(config, files.config_file, folder, args.burst) if "burst" in parts else None
+            k = kills(files.config_file, folder, args.kills, args.seed) if "kill" in parts else []
     print(
         f"sanzi recording benchmark: speed {args.speed:g}, camera {config.simcam.fps:g} fps, seed {args.seed}"
     )
     print(f"chunks: zstd, closed at {CHUNK_BYTES / 2**20:g} MiB or {FLUSH_INTERVAL_S:g} s")
     print()
+    if s is not None:
+        print_session(s)
+    if b is not None:
+        print_burst(b)
+    print_kills(k)
+    return 0
+
+
+def print_session(s: dict) -> None:
     print(
         f"session   {s['minutes']:.1f} min, {s['tasks']} tasks played, {s['records']} bus messages, "
         f"{s['images']} camera images ({s['fps']:.1f}/s)"
     )
     print(f"          {s['bytes'] / MB:.1f} MB: {s['mb_per_min']:.1f} MB per minute")
     print(f"          recorder CPU {s['cpu_share'] * 100:.1f}% of one core (exit {s['exit']})")
+
+
+def print_burst(b: dict) -> None:
     print(f"burst     {b['sent']} messages published at {b['rate']:.0f}/s")
     print(
-        f"          {b['recorded']} recorded, {b['missing']} missing; the recorder was done after "
+        f"          {b['recorded']} recorded, {b['missing']} missing {b['missing_range'] or ''}; done after "
         f"{b['busy_s']:.1f} s ({b['recorded'] / b['busy_s']:.0f} messages/s written)"
     )
+
+
+def print_kills(k: list[dict]) -> None:
     lost = [x["lost_s"] for x in k]
     for i, x in enumerate(k):
         print(f"kill -9 {i + 1}: {x['lost_s']:.2f} s lost; read {x['good']} bytes; tail: {x['tail']}")
     if lost:
         print(f"kill -9   median {statistics.median(lost):.2f} s lost, worst {max(lost):.2f} s")
-    return 0
 
 
 if __name__ == "__main__":

@@ -115,6 +115,8 @@ class RecordStats:
 LOG_POLL_S: Final = 0.2
 #: at the stop, what is already queued is still recorded for at most this long.
 DRAIN_S: Final = 5.0
+#: ...until nothing has come for this long.
+DRAIN_QUIET_S: Final = 0.2
 
 
 async def record_bus(
@@ -173,7 +175,7 @@ async def record_bus(
     # what has arrived by the stop is recorded too (a burst may still be queued), for a bounded time
     drain_until = time.monotonic() + DRAIN_S
     while time.monotonic() < drain_until:
-        frames = await subscriber.recv_raw(timeout=0)
+        frames = await subscriber.recv_raw(timeout=DRAIN_QUIET_S)
         if frames is None:
             break
         take(frames)
