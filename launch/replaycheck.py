@@ -160,6 +160,9 @@ class Lockstep:
         self.held: deque[BoardObservation] = deque(maxlen=HELD_VIEWS)
         self.actions: list[Action] = []
         self.events = 0
+        #: how many of :attr:`actions` the replay's own start gave (the recorded referee started
+        #: before the recording, so its start is not in it: these are not compared as decisions).
+        self.start_actions = 0
         self._next_tick: float | None = None
 
     def _step(self, event: Event) -> None:
@@ -171,6 +174,7 @@ class Lockstep:
         """Let recorded time pass up to ``now``: the shell's timer ticks on the way."""
         if self._next_tick is None:
             self._step(Restarted(now=now))
+            self.start_actions = len(self.actions)
             self._next_tick = now + self.tick_s
         while self._next_tick <= now:
             self._step(Tick(now=self._next_tick))
@@ -229,7 +233,9 @@ def check(
     replayed_states: list[Item] = []
     reasons: list[Item] = []
     threshold = LOG_LEVELS.get(log_level, 2)
-    for action in shell.actions:
+    for i, action in enumerate(shell.actions):
+        if i < shell.start_actions and isinstance(action, Log):
+            continue  # the replay's start ("referee started"), not the recorded referee's
         match action:
             case SendCommand() | QueryCommand():
                 item = command_item(action.command)

@@ -18,6 +18,7 @@ import pytest
 
 import messages
 from launch import recording, simrun
+from launch.logview import Follower
 from launch.processes import PROCESSES
 from launch.replaycheck import check, render
 from launch.simrun import Progress, SimOptions, SimSession
@@ -102,6 +103,9 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
     async with SimSession(sim.config) as session:
         sub = Subscriber(session.ctx, sim.config.bus, [""], include_frames=False, name="recorder")
         writer = RecordingWriter(path)
+        logs = Follower(
+            sim.config.runtime.log_dir, from_end=True
+        )  # the referee's decisions, for replay-check
         stop = asyncio.Event()
         heard = asyncio.Event()
         ended = asyncio.Event()
@@ -121,7 +125,7 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
                     settled.set()
 
         recorder = asyncio.create_task(
-            recording.record_bus(sub, writer, match_topics(None), stop, on_record=on_record)
+            recording.record_bus(sub, writer, match_topics(None), stop, on_record=on_record, logs=logs)
         )
         try:
             await asyncio.wait_for(heard.wait(), timeout=10)  # the recorder is connected
@@ -137,6 +141,7 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
             stop.set()
             await recorder
             writer.close()
+            logs.close()
             sub.close()
     return result, result.seen.game_id
 
@@ -228,8 +233,9 @@ def test_replayed_game_gives_the_same_decisions(tmp_path_factory: pytest.TempPat
     settings = ReplaySettings.from_config(live.config)
     lockstep = check(Recording(path), settings, live.config.referee.tick_period_s, live.config.log.level)
     assert lockstep.same, render(lockstep)
-    commands, states, _journal = lockstep.streams
-    assert len(commands.recorded) >= 5 and states.checked and len(states.recorded) >= 5, render(lockstep)
+    commands, states, journal = lockstep.streams
+    assert len(commands.recorded) >= 5 and len(states.recorded) >= 5, render(lockstep)
+    assert journal.checked and len(journal.recorded) >= 10, render(lockstep)
     print(render(lockstep), file=sys.stderr)
     not_run = {p.name for p in PROCESSES} - UNDER_TEST
     with sim_stack(short_runtime(tmp_path_factory, "replay"), exclude=not_run) as fresh:
