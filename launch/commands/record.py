@@ -94,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
             logs.close()
     if not args.quiet:
         print(render_counts(stats, writer.bytes))
+        for topic, count in sorted(writer.viewer_errors.items()):
+            print(f"  ({count} {topic} messages recorded without a viewer copy: undecodable or bad frames)")
     return 0
 
 

@@ -393,7 +393,7 @@ class RecordingWriter:
         if self.viewers:
             try:
                 self._write_viewers(record, log_ns, publish_ns, seq)
-            except (messages.DecodeError, ValueError):
+            except Exception:  # the raw record is written; its viewer copy is best effort
                 self.viewer_errors[record.topic] += 1
         self.flush_if_due()
 

@@ -81,7 +81,7 @@ def _schema(t: mi.Type) -> dict[str, Any]:
                 return _literal(values)
             if len(kinds) == 1:  # optional: the plain type; None is left out of the message
                 return _schema(kinds[0])
-            raise TypeError(f"a union of {kinds} has no plain JSON type")
+            return {}  # a union of several types has no plain type: no constraint rather than a wrong one
         case mi.LiteralType():
             return _literal(list(t.values))
         case mi.EnumType():

@@ -323,3 +323,16 @@ def test_the_foxglove_layout_names_channels_and_fields_that_exist() -> None:
         assert topic in schemas, path
         if field:
             assert field in schemas[topic]["properties"], path
+
+
+def test_a_bad_camera_frame_is_recorded_without_a_viewer_copy(tmp_path: Path) -> None:
+    path = tmp_path / "bad.mcap"
+    short = CameraFrame(frame_id=1, width=64, height=48, data=bytes(10))
+    odd = CameraFrame(frame_id=2, width=2, height=1, data=bytes(6), encoding="yuv")
+    with RecordingWriter(path, jpeg_quality=80) as writer:
+        writer.write(frames_for("camera.frame", short, 1), recv_ns=1)
+        writer.write(frames_for("camera.frame", odd, 2), recv_ns=2)
+        writer.write(frames_for("camera.frame", _camera_frame(3, 0), 3), recv_ns=3)
+        assert writer.viewer_errors["camera.frame"] == 2
+        assert writer.viewer_counts[viewer.CAMERA_TOPIC] == 1
+    assert [r.envelope().message.frame_id for r in Recording(path)] == [1, 2, 3]
