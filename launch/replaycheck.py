@@ -2,13 +2,13 @@
 fresh referee state machine in recorded order, with no clock and no sockets, and its outputs are diffed
 against what the recorded referee published.
 
-The shell's part is done as the shell does it, with its own functions (:func:`services.referee.service.
-to_event`, :func:`~services.referee.service.slim`, :func:`~services.referee.service.views_after_press`):
-a message becomes an event (or nothing) by the machine's state; the last stable views are held and fed
-after a button press. Time is the recorder's receive time of each input (the referee and the recorder
-share CLOCK_MONOTONIC, so capture and press times inside the messages stay consistent with it); the
-shell's timer becomes :class:`Tick` events every ``referee.tick_period_s`` of recorded time, and one
-:class:`Restarted` starts the replay at the first input.
+The shell's part is done as the shell does it, with the shell's own functions (``to_event``, ``slim``,
+``views_after_press`` of :mod:`services.referee.service`): a message becomes an event (or nothing) by
+the machine's state; the last stable views are held and fed after a button press. Time is the
+recorder's receive time of each input (the referee and the recorder share CLOCK_MONOTONIC, so capture
+and press times inside the messages stay consistent with it); the shell's timer becomes :class:`Tick`
+events every ``referee.tick_period_s`` of recorded time, and one :class:`Restarted` starts the replay
+at the first input.
 
 Compared, each with repeats removed (how often something is re-sent or re-published is timing):
 
@@ -18,7 +18,8 @@ Compared, each with repeats removed (how often something is re-sent or re-publis
 - **journal**: the referee's decisions with their reasons (the machine's log actions at the log level
   and above) against its log lines in the recording's ``/log`` channel (``sanzi record`` without
   ``--no-logs``); skipped when the recording has none. Only reasons the replayed machine gives are looked
-  for among the recorded lines, which also hold what the shell logs.
+  for among the recorded lines, which also hold what the shell logs; the replay's own start ("referee
+  started") is left out, as the recorded referee started before the recording.
 
 The fresh machine starts idle, so the recording must begin before the task it checks was chosen.
 """
