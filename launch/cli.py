@@ -38,6 +38,7 @@ COMMANDS: dict[str, Command] = {
     "record": Command("launch.commands.record", "record the bus to a file"),
     "play": Command("launch.commands.play", "publish a recording again with its timing"),
     "info": Command("launch.commands.info", "summarise a recording"),
+    "replay-check": Command("launch.commands.replay_check", "re-run the referee on a recording and diff"),
     "logs": Command("launch.commands.logs", "merge the processes' JSON logs into one timeline"),
     "schema": Command("launch.commands.schema", "print the JSON schema of every message type"),
     "keys": Command("launch.commands.keys", "make CURVE key pairs for a bus spread over machines"),

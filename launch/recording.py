@@ -1,7 +1,7 @@
 """Recording from and replaying onto the bus: the commands' side of recordings.
 
 The file format (records, the file header, the writer and the reader) is
-:mod:`services.common.recording`, below the services; docs/recording-format.md describes it.
+:mod:`services.common.recording`, below the services; docs/recording.md describes it.
 :func:`record_bus` writes what a subscriber receives; :func:`replay_into` publishes a recording again,
 with its timing scaled by a rate or in lockstep with a test. :data:`PUBLISHERS` says which topics each
 process publishes, so that a recording can stand in for a process that is not started
@@ -22,6 +22,7 @@ from typing import Any, Final
 import msgspec
 
 import messages
+from launch.logview import Follower
 from launch.processes import PROCESSES
 from messages import TOPICS, Channel
 from services.common.recording import Record, Recording, RecordingError, RecordingWriter
@@ -104,6 +105,18 @@ class RecordStats:
     #: messages skipped because they were not three frames / had a non-UTF-8 topic / were not selected.
     skipped: int = 0
     seconds: float = 0.0
+    #: messages written for the viewers only (camera frames with ``--camera``), by topic.
+    viewed: Counter[str] = field(default_factory=Counter)
+    #: log lines written to /log.
+    log_lines: int = 0
+
+
+#: how often the processes' log files are read for new lines while recording.
+LOG_POLL_S: Final = 0.2
+#: at the stop, what is already queued is still recorded for at most this long.
+DRAIN_S: Final = 5.0
+#: ...until nothing has come for this long.
+DRAIN_QUIET_S: Final = 0.2
 
 
 async def record_bus(
@@ -114,36 +127,71 @@ async def record_bus(
     *,
     duration: float | None = None,
     on_record: Callable[[Record], None] | None = None,
+    view_only: Collection[str] = (),
+    logs: Follower | None = None,
 ) -> RecordStats:
     """Write what ``subscriber`` (a :class:`services.bus.client.Subscriber`) receives on ``topics``
     (exact names) to ``writer`` until ``stop`` is set or ``duration`` seconds pass. Frames are written
-    as received; nothing is decoded. Returns counts per topic."""
+    as received. Topics in ``view_only`` (``camera.frame`` with ``--camera``) go only to the viewers'
+    channels, not to the raw ones that replay reads. With ``logs``, the processes' new log lines are
+    written as foxglove.Log every :data:`LOG_POLL_S`. Returns counts per topic."""
     stats = RecordStats()
     wanted = set(topics)
-    start = time.monotonic()
-    deadline = None if duration is None else start + duration
-    while not stop.is_set():
-        timeout = 0.1 if deadline is None else max(0.0, min(0.1, deadline - time.monotonic()))
-        if deadline is not None and time.monotonic() >= deadline:
-            break
-        frames = await subscriber.recv_raw(timeout=timeout)
-        if frames is None:
-            continue
-        recv_ns = time.monotonic_ns()
+    seen_only = set(view_only) - wanted
+
+    def take(frames: list[bytes]) -> None:
         try:
-            record = Record.from_frames(frames, recv_ns)
+            record = Record.from_frames(frames, time.monotonic_ns())
         except RecordingError:
             stats.skipped += 1
-            continue
-        if record.topic not in wanted:
+            return
+        if record.topic in seen_only:
+            writer.write_record(record, raw=False)
+            stats.viewed[record.topic] += 1
+        elif record.topic not in wanted:
             stats.skipped += 1
-            continue
-        writer.write_record(record)
-        stats.counts[record.topic] += 1
-        if on_record is not None:
-            on_record(record)
+        else:
+            writer.write_record(record)
+            stats.counts[record.topic] += 1
+            if on_record is not None:
+                on_record(record)
+
+    start = time.monotonic()
+    deadline = None if duration is None else start + duration
+    next_logs = start
+    while not stop.is_set():
+        now = time.monotonic()
+        if deadline is not None and now >= deadline:
+            break
+        if logs is not None and now >= next_logs:
+            next_logs = now + LOG_POLL_S
+            stats.log_lines += write_logs(writer, logs)
+        timeout = 0.1 if deadline is None else max(0.0, min(0.1, deadline - now))
+        frames = await subscriber.recv_raw(timeout=timeout)
+        if frames is not None:
+            take(frames)
+        else:
+            writer.flush_if_due()
+    # what has arrived by the stop is recorded too (a burst may still be queued), for a bounded time
+    drain_until = time.monotonic() + DRAIN_S
+    while time.monotonic() < drain_until:
+        frames = await subscriber.recv_raw(timeout=DRAIN_QUIET_S)
+        if frames is None:
+            break
+        take(frames)
+    if logs is not None:
+        stats.log_lines += write_logs(writer, logs)
     stats.seconds = time.monotonic() - start
     return stats
+
+
+def write_logs(writer: RecordingWriter, logs: Follower) -> int:
+    """Write the new lines ``logs`` has (JSON lines and raw ones alike) to ``writer``; returns how many."""
+    lines = logs.poll()
+    for line in lines:
+        entry = {"event": line.event, "level": line.level, **line.fields}
+        writer.write_log(entry, int(line.ts * 1e9), line.process)
+    return len(lines)
 
 
 # --------------------------------------------------------------------------------------------------

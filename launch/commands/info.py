@@ -3,7 +3,8 @@
 Duration, size, and per topic: message count, rate, bytes, the publishers (header sources) with their
 counts, sequence gaps (messages the recorder missed) and publisher restarts, the message type with its
 version when recorded and in this program. Also the records whose header could not be decoded, and the
-damaged tail that was cut off, if any.
+damaged tail that was cut off, if any, and (from the MCAP summary of a file that was closed) how many
+messages each viewer channel holds.
 """
 
 from __future__ import annotations
@@ -122,6 +123,11 @@ def summarise(recording: Recording) -> dict[str, Any]:
             "detail": tail.detail,
         },
         "info": header.info,
+        "viewer_channels": {
+            topic: n
+            for topic, n in sorted((recording.channel_counts() or {}).items())
+            if topic.startswith("/")
+        },
     }
 
 
@@ -156,6 +162,10 @@ def render(summary: dict[str, Any]) -> str:
             f"{topic:<18} {t['count']:>7} {t['rate_hz']:>8.2f} {t['bytes']:>10}  "
             f"{t['gaps']:>4} {t['restarts']:>3}  {sources}; {types}"
         )
+    viewers = summary.get("viewer_channels") or {}
+    if viewers:
+        lines.append("")
+        lines.append("viewers    " + "  ".join(f"{topic} {n}" for topic, n in viewers.items()))
     if summary["versions"]:
         lines.append("")
         for tag, v in summary["versions"].items():

@@ -19,7 +19,7 @@ from messages import ActuatorEvent, GameState, Heartbeat
 from services.common.recording import SUFFIX, FileHeader, Record, write_recording
 
 NS: Final = 1_000_000_000
-#: fault recordings are named fault-<UTC time>-<reason>.sanzilog.
+#: fault recordings are named fault-<UTC time>-<reason>.mcap (MCAP, like every recording).
 FILE_PREFIX: Final = "fault-"
 
 

@@ -18,7 +18,9 @@ import pytest
 
 import messages
 from launch import recording, simrun
+from launch.logview import Follower
 from launch.processes import PROCESSES
+from launch.replaycheck import check, render
 from launch.simrun import Progress, SimOptions, SimSession
 from messages import (
     ActuatorCommand,
@@ -31,6 +33,7 @@ from messages import (
 )
 from services.bus.client import Publisher, Subscriber
 from services.common.recording import Record, Recording, RecordingWriter, match_topics
+from services.referee.machine import Settings as ReplaySettings
 
 from .conftest import SEED, SPEED, short_runtime, sim_stack, table
 
@@ -100,6 +103,9 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
     async with SimSession(sim.config) as session:
         sub = Subscriber(session.ctx, sim.config.bus, [""], include_frames=False, name="recorder")
         writer = RecordingWriter(path)
+        logs = Follower(
+            sim.config.runtime.log_dir, from_end=True
+        )  # the referee's decisions, for replay-check
         stop = asyncio.Event()
         heard = asyncio.Event()
         ended = asyncio.Event()
@@ -119,7 +125,7 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
                     settled.set()
 
         recorder = asyncio.create_task(
-            recording.record_bus(sub, writer, match_topics(None), stop, on_record=on_record)
+            recording.record_bus(sub, writer, match_topics(None), stop, on_record=on_record, logs=logs)
         )
         try:
             await asyncio.wait_for(heard.wait(), timeout=10)  # the recorder is connected
@@ -135,6 +141,7 @@ async def _record_game(sim: Any, path: Path) -> tuple[simrun.TaskResult, str]:
             stop.set()
             await recorder
             writer.close()
+            logs.close()
             sub.close()
     return result, result.seen.game_id
 
@@ -216,12 +223,20 @@ async def _still_moving(session: SimSession) -> bool:
 
 def test_replayed_game_gives_the_same_decisions(tmp_path_factory: pytest.TempPathFactory) -> None:
     # Not a coroutine: starting a stack waits for heartbeats on its own event loop.
-    path = short_runtime(tmp_path_factory, "rec") / "game.sanzilog"
+    path = short_runtime(tmp_path_factory, "rec") / "game.mcap"
     with sim_stack(short_runtime(tmp_path_factory, "live")) as live:
         result, game_id = asyncio.run(_record_game(live, path))
     assert result.verdict.ok, table([result])
     recorded, recorded_final = _recorded(path, game_id)
     assert recorded_final is not None and recorded, "the recording holds no finished game"
+    # the same recording, replayed into a fresh referee machine in lockstep (no clock, no sockets)
+    settings = ReplaySettings.from_config(live.config)
+    lockstep = check(Recording(path), settings, live.config.referee.tick_period_s, live.config.log.level)
+    assert lockstep.same, render(lockstep)
+    commands, states, journal = lockstep.streams
+    assert len(commands.recorded) >= 5 and len(states.recorded) >= 5, render(lockstep)
+    assert journal.checked and len(journal.recorded) >= 10, render(lockstep)
+    print(render(lockstep), file=sys.stderr)
     not_run = {p.name for p in PROCESSES} - UNDER_TEST
     with sim_stack(short_runtime(tmp_path_factory, "replay"), exclude=not_run) as fresh:
         replayed, replayed_final = asyncio.run(_replay(fresh, path, game_id))

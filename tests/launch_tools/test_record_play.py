@@ -19,10 +19,22 @@ import zmq.asyncio
 import messages
 from launch.cli import main as sanzi
 from launch.commands.info import summarise
+from launch.logview import Follower
 from launch.recording import make_filter, record_bus, replay_into
-from messages import BoardObservation, ButtonPress, Channel, GameState, Heartbeat, MoveReply
+from messages import (
+    BoardObservation,
+    BoardPose,
+    ButtonPress,
+    CameraFrame,
+    Channel,
+    GameState,
+    Heartbeat,
+    MoveReply,
+    Point,
+)
 from services.bus.client import Publisher, Subscriber
 from services.common.recording import FileHeader, Record, Recording, RecordingError, RecordingWriter
+from services.common.viewer import ANNOTATIONS_TOPIC, CAMERA_TOPIC, LOG_TOPIC
 
 from .bushelp import WARM_TOPIC, collect, start_sanzi, wait_exit, warm_up
 from .conftest import frames_for
@@ -64,7 +76,7 @@ async def test_record_bus_writes_what_was_published(
     sub = Subscriber(actx, bus.bus, topics, name="rec")
     pub = Publisher(actx, bus.bus, "test")
     pub.open()
-    path = tmp_path / "r.sanzilog"
+    path = tmp_path / "r.mcap"
     stop = asyncio.Event()
     seen: list[Record] = []
     with RecordingWriter(path) as writer:
@@ -93,10 +105,71 @@ async def test_record_bus_writes_what_was_published(
     pub.close()
 
 
+async def test_record_bus_with_the_camera_and_the_logs(
+    bus: Any, actx: zmq.asyncio.Context, tmp_path: Path
+) -> None:
+    """--camera: frames become JPEG images for the viewers (not raw records), vision's reading their
+    annotations; the processes' log lines become foxglove.Log."""
+    logs_dir = tmp_path / "logs"
+    logs_dir.mkdir()
+    (logs_dir / "referee.log").write_text('{"event": "old line", "level": "info", "timestamp": 0}\n')
+    follower = Follower(logs_dir, from_end=True)  # what was there before the recording is not taken
+    topics = ["vision.board", WARM_TOPIC]
+    sub = Subscriber(actx, bus.bus, [*topics, "camera.frame"], include_frames=True, name="rec")
+    pub = Publisher(actx, bus.bus, "test")
+    pub.open(Channel.EVENT, Channel.FRAME)
+    path = tmp_path / "cam.mcap"
+    stop = asyncio.Event()
+    seen: list[Record] = []
+    pixels = bytes(range(256)) * (64 * 48 * 3 // 256)
+    with RecordingWriter(path, jpeg_quality=60) as writer:
+        task = asyncio.create_task(
+            record_bus(
+                sub, writer, topics, stop, on_record=seen.append, view_only=["camera.frame"], logs=follower
+            )
+        )
+        deadline = time.monotonic() + 10
+        while not seen:
+            assert time.monotonic() < deadline
+            await pub.publish(WARM_TOPIC, messages.HumanSetup())
+            await asyncio.sleep(0.02)
+        line = {"event": "cheat detected", "level": "warning", "process": "referee", "square": 3}
+        with open(logs_dir / "referee.log", "a") as f:
+            f.write(json.dumps({**line, "timestamp": "2026-12-01T10:00:00Z"}) + "\n")
+        frame = CameraFrame(frame_id=1, width=64, height=48, data=pixels, capture_ns=time.monotonic_ns())
+        while writer.viewer_counts[CAMERA_TOPIC] == 0:  # frames are newest-only: send until one lands
+            assert time.monotonic() < deadline
+            await pub.publish("camera.frame", frame)
+            await asyncio.sleep(0.02)
+        pose = BoardPose(
+            center_px=Point(32, 24),
+            angle_deg=0.0,
+            corners_px=(Point(2, 2), Point(62, 2), Point(62, 46), Point(2, 46)),
+        )
+        obs = BoardObservation(frame_id=1, found=True, pose=pose, capture_ns=frame.capture_ns)
+        await pub.publish("vision.board", obs)
+        while writer.viewer_counts[ANNOTATIONS_TOPIC] == 0 or writer.viewer_counts[LOG_TOPIC] == 0:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        stop.set()
+        stats = await task
+    follower.close()
+    assert stats.viewed["camera.frame"] >= 1 and stats.log_lines == 1
+    assert "camera.frame" not in {r.topic for r in Recording(path)}
+    rec = Recording(path)
+    images = [m for _, _, m in rec.viewer_messages([CAMERA_TOPIC])]
+    (notes,) = [m for _, _, m in rec.viewer_messages([ANNOTATIONS_TOPIC])]
+    (log,) = [m for _, _, m in rec.viewer_messages([LOG_TOPIC])]
+    assert images[0]["format"] == "jpeg" and images[0]["timestamp"] == notes["points"][0]["timestamp"]
+    assert log["level"] == 3 and log["name"] == "referee" and log["message"] == "cheat detected square=3"
+    sub.close()
+    pub.close()
+
+
 async def test_replay_republishes_in_order_restamped(
     bus: Any, actx: zmq.asyncio.Context, tmp_path: Path
 ) -> None:
-    path = tmp_path / "g.sanzilog"
+    path = tmp_path / "g.mcap"
     recorded = write_game(path, step_ns=20_000_000)
     sub = Subscriber(actx, bus.bus, ["vision.", "referee.", "sys.", "panel.", WARM_TOPIC], name="t")
     pub = Publisher(actx, bus.bus, "play")
@@ -130,7 +203,7 @@ async def test_replay_republishes_in_order_restamped(
 async def test_replay_topic_filter_start_and_instead_of(
     bus: Any, actx: zmq.asyncio.Context, tmp_path: Path
 ) -> None:
-    path = tmp_path / "g.sanzilog"
+    path = tmp_path / "g.mcap"
     recorded = write_game(path, step_ns=1_000_000)
     sub = Subscriber(actx, bus.bus, ["", WARM_TOPIC], include_frames=False, name="t")
     pub = Publisher(actx, bus.bus, "play")
@@ -174,7 +247,7 @@ async def test_replay_topic_filter_start_and_instead_of(
 
 
 async def test_replay_lockstep_and_loop(bus: Any, actx: zmq.asyncio.Context, tmp_path: Path) -> None:
-    path = tmp_path / "g.sanzilog"
+    path = tmp_path / "g.mcap"
     write_game(path, step_ns=1_000_000)
     sub = Subscriber(actx, bus.bus, ["referee.", WARM_TOPIC], name="t")
     pub = Publisher(actx, bus.bus, "play")
@@ -221,7 +294,7 @@ def test_filter_rejects_unknown_process_and_bad_regex() -> None:
 
 
 def test_info_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "i.sanzilog"
+    path = tmp_path / "i.mcap"
     header = FileHeader.now(tool="test")
     versions = dict(header.versions)
     versions["GameState"] = messages.GameState.VERSION + 1  # as if recorded by a newer program
@@ -244,9 +317,11 @@ def test_info_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
                 "sys.heartbeat", Heartbeat(process="referee", pid=pid, seq=seq), seq, "referee", pid
             )
             writer.write(frames, recv_ns=base + i * 500_000_000)
-    good_size = path.stat().st_size
-    with open(path, "ab") as f:
-        f.write(b"\x10\x00\x00\x00garbage")  # a torn record at the end
+        # what a recorder killed now leaves: its chunks, no summary, and a record begun
+        writer.flush()
+        torn = path.read_bytes()
+    good_size = len(torn)
+    path.write_bytes(torn + b"\x06\x10\x00\x00")
     summary = summarise(Recording(path, warn=False))
     board = summary["topics"]["vision.board"]
     assert board["count"] == 21
@@ -260,6 +335,7 @@ def test_info_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert summary["records"] == 25
     assert summary["bytes"] == good_size
     assert summary["tail"]["reason"] == "truncated" and summary["tail"]["offset"] == good_size
+    assert summary["tail"]["dropped_bytes"] == 4
     now = messages.GameState.VERSION
     assert summary["versions"]["GameState"] == {"recorded": now + 1, "now": now}
     assert summary["versions"]["retiredtype"] == {"recorded": 3, "now": None}
@@ -269,14 +345,14 @@ def test_info_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert sanzi(["info", str(path)]) == 0
     out = capsys.readouterr().out
     assert "vision.board" in out and "truncated tail" in out and "retiredtype: recorded v3" in out
-    assert sanzi(["info", str(tmp_path / "missing.sanzilog")]) == 2
+    assert sanzi(["info", str(tmp_path / "missing.mcap")]) == 2
     assert "cannot read" in capsys.readouterr().err
 
 
 async def test_record_and_play_commands(
     bus: Any, actx: zmq.asyncio.Context, runtime_dir: str, tmp_path: Path
 ) -> None:
-    out = tmp_path / "cli.sanzilog"
+    out = tmp_path / "cli.mcap"
     recorder = start_sanzi(runtime_dir, "record", str(out), "--topics", r"^(referee|sys)\.")
     pub = Publisher(actx, bus.bus, "test")
     pub.open()
@@ -333,16 +409,46 @@ def _count(path: Path, topic: str) -> int:
 
 
 def test_commands_reject_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "g.sanzilog"
+    path = tmp_path / "g.mcap"
     write_game(path)
     assert sanzi(["record", str(path)]) == 2
     assert "exists" in capsys.readouterr().err
-    assert sanzi(["record", str(tmp_path / "x.sanzilog"), "--topics", "nosuchtopic"]) == 2
+    assert sanzi(["record", str(tmp_path / "x.mcap"), "--topics", "nosuchtopic"]) == 2
     assert "selects no topic" in capsys.readouterr().err
     assert sanzi(["play", str(path), "--instead-of", "nobody"]) == 2
     assert "unknown process" in capsys.readouterr().err
     assert sanzi(["play", str(path), "--rate", "0"]) == 2
-    assert sanzi(["play", str(tmp_path / "missing.sanzilog")]) == 2
+    assert sanzi(["play", str(tmp_path / "missing.mcap")]) == 2
+    assert sanzi(["record", str(tmp_path / "y.mcap"), "--camera", "--jpeg-quality", "0"]) == 2
+    assert "--jpeg-quality" in capsys.readouterr().err
+    assert not (tmp_path / "y.mcap").exists()
+
+
+async def test_a_recorder_killed_with_sigkill_leaves_a_readable_file(
+    bus: Any, actx: zmq.asyncio.Context, runtime_dir: str, tmp_path: Path, capsys: Any
+) -> None:
+    out = tmp_path / "killed.mcap"
+    recorder = start_sanzi(runtime_dir, "record", str(out), "--topics", r"^sys\.", "--no-logs")
+    pub = Publisher(actx, bus.bus, "test")
+    pub.open()
+    try:
+        deadline = time.monotonic() + 10
+        seq = 0
+        while _count(out, "sys.heartbeat") < 20:  # complete chunks on disk (one a second)
+            assert time.monotonic() < deadline, recorder.stderr.read() if recorder.poll() is not None else ""
+            seq += 1
+            await pub.publish("sys.heartbeat", Heartbeat(process="test", pid=1, seq=seq))
+            await asyncio.sleep(0.02)
+    finally:
+        recorder.send_signal(signal.SIGKILL)
+        code, _, _ = await wait_exit(recorder)
+        pub.close()
+    assert code == -signal.SIGKILL
+    assert sanzi(["info", str(out), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    beats = summary["topics"]["sys.heartbeat"]
+    assert 20 <= beats["count"] <= seq and beats["gaps"] == 0
+    assert summary["tail"]["reason"] == "truncated"  # no summary: the recorder never closed the file
 
 
 def test_frame_topics_go_to_the_frame_channel() -> None:
