@@ -952,8 +952,8 @@ def _read_squares(
             why = "elongated"
         elif evidence >= f0 and edge < PIECE_MIN_RADIUS:
             why = "small"
-        elif evidence >= f0 and edge >= PIECE_MAX_EDGE:
-            why = "too-large"  # it fills the square into its corners: a sheet, a palm, not a piece
+        elif evidence >= f0 and edge >= PIECE_MAX_EDGE and not _round(d, geo):
+            why = "too-large"  # it fills the square into a corner: a sheet, a palm, not a piece
         rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
         middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
         dark_ref = min(float(line_level[k]), float(plate_grey[k]))
@@ -1113,6 +1113,18 @@ def _middle_grey(
     return float(np.median(grey[rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))]))
 
 
+def _round(d: np.ndarray, geo: _SquareMasks) -> bool:
+    """Whether the differing pixels ``d`` of one square reach about as far from its centre in every
+    direction (a large piece and its shadow), rather than farther along the diagonals (a square sheet)."""
+    ang = np.arctan2(geo.dy, geo.dx)
+    sector = ((ang + math.pi) * (ROUND_SECTORS / (2 * math.pi))).astype(np.int64) % ROUND_SECTORS
+    rad = np.where(d, np.hypot(geo.dx, geo.dy), 0.0)
+    reach = np.zeros(ROUND_SECTORS)
+    np.maximum.at(reach, sector, rad)
+    lo, hi = np.percentile(reach, [10, 90])
+    return bool(hi <= ROUND_MAX_RATIO * max(lo, 1e-6))
+
+
 def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
     """Length to width (square root of the principal second moments) of the pixels ``w``."""
     mass = float(w.sum())
@@ -1173,6 +1185,11 @@ PIECE_MIN_RADIUS: Final = 0.15
 FOREIGN_CORNER_RADIUS: Final = 0.56
 FOREIGN_CORNER_COVER: Final = 0.5
 FOREIGN_CORNERS: Final = 3
+#: a body reaching the square's lines is a piece when it is round: its reach in the most distant of
+#: ``ROUND_SECTORS`` directions at most this many times that in the nearest (a disc clipped by the
+#: square's inside: 1.1; a square sheet: 1.4).
+ROUND_SECTORS: Final = 16
+ROUND_MAX_RATIO: Final = 1.15
 #: the inside of a square keeps at least this many image pixels from its lines (their blur).
 MARGIN_MIN_PX: Final = 2.5
 #: length to width beyond which a blob is not a piece (a disc or a cross is as wide as it is long).
