@@ -151,6 +151,16 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         description="the simulated person",
     ),
     ProcessSpec(
+        name="console",
+        module="services.console",
+        modes=BOTH,
+        # it publishes only what tools and the person publish (operator commands; on the simulator the
+        # person's world actions, button and policy), on a person's click: it is no topic's source.
+        publishes=(),
+        priority=70,
+        description="the console in the browser: camera and overlay, game, health, operator and sim controls",
+    ),
+    ProcessSpec(
         name="blackbox",
         module="services.blackbox",
         modes=BOTH,

@@ -37,6 +37,8 @@ BOUNCE_S: Final = 0.002
 #: a world action the world has not taken within this is published again; given up after ACTION_GIVE_UP_S.
 ACTION_RESEND_S: Final = 0.25
 ACTION_GIVE_UP_S: Final = 10.0
+#: the policy of a person playing in the browser console: the simulated person stands aside.
+WEB_POLICY: Final = "web"
 #: the main loop looks at the lamp at least this often (to press again).
 LOOK_S: Final = 0.25
 
@@ -157,6 +159,8 @@ class SimHuman(Service):
                     self.log.warning("behaviour rejected", error=str(exc))
 
     async def plan(self, state: GameState) -> list[Step]:
+        if self.person.config.policy == WEB_POLICY:
+            return []  # the person plays in the browser console: nothing to do here
         if not self.interactive:
             return self.person.on_state(state)
         if not self.person.is_my_turn(state):
