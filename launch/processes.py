@@ -151,6 +151,14 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         description="the simulated person",
     ),
     ProcessSpec(
+        name="blackbox",
+        module="services.blackbox",
+        modes=BOTH,
+        publishes=(),
+        priority=60,
+        description="keeps the last seconds of bus traffic and writes them out on a fault",
+    ),
+    ProcessSpec(
         name="console",
         module="services.console",
         modes=BOTH,
@@ -159,14 +167,6 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         publishes=(),
         priority=70,
         description="the console in the browser: camera and overlay, game, health, operator and sim controls",
-    ),
-    ProcessSpec(
-        name="blackbox",
-        module="services.blackbox",
-        modes=BOTH,
-        publishes=(),
-        priority=60,
-        description="keeps the last seconds of bus traffic and writes them out on a fault",
     ),
 )
 

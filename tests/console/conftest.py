@@ -16,10 +16,10 @@ import zmq.asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
 from messages import (
-    Channel,
     BoardObservation,
     ButtonLevel,
     CameraFrame,
+    Channel,
     GameState,
     GripperState,
     HumanSetup,
@@ -40,7 +40,9 @@ REFUSAL = "task 3 needs the board's pose: vision has not found the board"
 
 def world_state(board: str, seen: list[str], revision: int) -> WorldState:
     pieces = [
-        PieceState(piece_id=i, colour="black" if i < 5 else "white", x_mm=0.0, y_mm=0.0, where="supply", slot=i % 5)
+        PieceState(
+            piece_id=i, colour="black" if i < 5 else "white", x_mm=0.0, y_mm=0.0, where="supply", slot=i % 5
+        )
         for i in range(10)
     ]
     return WorldState(
@@ -157,12 +159,16 @@ async def console_rig(config: Any, *, token: str = "", sim: bool = True) -> Asyn
     overrides: dict[str, Any] = {"console": {"token": token, "ack_timeout_s": 60.0}}
     if not sim:
         overrides["camera"] = {"source": "0"}
-    cfg = config_module.load(None, overrides=config_module.merge_dicts({"runtime": {"dir": config.runtime.dir}}, overrides))
+    cfg = config_module.load(
+        None, overrides=config_module.merge_dicts({"runtime": {"dir": config.runtime.dir}}, overrides)
+    )
     console = ConsoleService(cfg)
     ctx = zmq.asyncio.Context()
     pub = Publisher(ctx, cfg.bus, "peers")
     pub.open(Channel.EVENT, Channel.FRAME)
-    sub = Subscriber(ctx, cfg.bus, ["operator.command", "sim.action", "sim.button", "sim.human"], name="peers")
+    sub = Subscriber(
+        ctx, cfg.bus, ["operator.command", "sim.action", "sim.button", "sim.human"], name="peers"
+    )
     peers = Peers(pub)
     tasks = [asyncio.create_task(w) for w in console.workers()]
     tasks.append(asyncio.create_task(run_peers(peers, sub)))

@@ -142,7 +142,8 @@ async def test_bad_simulator_input_is_refused_and_the_table_is_unchanged(
     rig.peers.board = "..X...O.."
     await rig.peers.publish_world()
     await eventually(
-        lambda: rig.console.core.world is not None and rig.console.core.world.board == "..X...O..", "the table"
+        lambda: rig.console.core.world is not None and rig.console.core.world.board == "..X...O..",
+        "the table",
     )
     got, answer = await post(rig, path, body)
     assert got == status and answer["ok"] is False and reason in answer["error"], answer
@@ -233,7 +234,9 @@ async def test_the_token_is_required_on_every_request(bus: Any) -> None:
         assert status == 401 and rig.peers.commands == []
         async with rig.client.get("/api/state", headers={"Authorization": "Bearer s3cret-token"}) as res:
             assert res.status == 200
-        status, _ = await post(rig, "/api/operator", {"action": "stop"}, {**JSON, "Authorization": "Bearer s3cret-token"})
+        status, _ = await post(
+            rig, "/api/operator", {"action": "stop"}, {**JSON, "Authorization": "Bearer s3cret-token"}
+        )
         assert status == 200
         async with rig.client.get("/?token=s3cret-token") as res:  # the page's first load sets a cookie
             assert res.status == 200 and server.COOKIE in res.cookies
@@ -267,7 +270,15 @@ def test_the_process_refuses_to_listen_beyond_loopback_without_a_token(
     runtime_dir: Any, subprocess_env: dict[str, str]
 ) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "services.console", "--set", "console.host='0.0.0.0'", "--set", "console.port=0"],
+        [
+            sys.executable,
+            "-m",
+            "services.console",
+            "--set",
+            "console.host='0.0.0.0'",
+            "--set",
+            "console.port=0",
+        ],
         env={**subprocess_env, "SANZI_SET": f"runtime.dir='{runtime_dir}'"},
         capture_output=True,
         text=True,
