@@ -450,6 +450,11 @@ class FramePairer:
                 return self._new(Pair(frame, obs))
         return None
 
+    def forget(self) -> None:
+        """Drop every frame held (nobody looks any more: they would be stale when someone does)."""
+        self._frames.clear()
+        self.newest = None
+
     def _new(self, pair: Pair) -> Pair:
         if self.newest is not None and pair.frame.capture_ns < self.newest.frame.capture_ns:
             return self.newest  # never go back in time

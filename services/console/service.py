@@ -39,6 +39,7 @@ from services.common.shell import Service, run_service
 
 from . import core, overlay
 from .server import make_app, shown_ack
+from .token import ConsoleRefused, resolve_token
 
 #: vision's reading goes to the pages at most this often (it comes at the camera's rate).
 VISION_PUSH_HZ: Final = 10.0
@@ -53,12 +54,13 @@ ACTION_TIMEOUT_S: Final = 3.0
 COMMAND_RESEND_S: Final = 0.5
 #: how long the console holds the simulated button down (well above the panel's debounce).
 PRESS_HOLD_S: Final = 0.1
+#: camera frames are read only while someone looks: a page is open, or ``/camera.jpg`` was asked for
+#: within this long.
+WATCH_LINGER_S: Final = 5.0
+#: ``/camera.jpg`` waits this long for a fresh frame when nobody was looking.
+FIRST_FRAME_WAIT_S: Final = 1.0
 #: the sequence number in front of each binary frame message.
 FRAME_HEADER: Final = struct.Struct(">I")
-
-
-class ConsoleRefused(RuntimeError):
-    """The console will not start as configured (beyond loopback without a token)."""
 
 
 def is_loopback(host: str) -> bool:
@@ -69,22 +71,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # a name or "" (every interface): not provably loopback
-
-
-def resolve_token(config: Any) -> str:
-    """The token from ``console.token`` or ``console.token_file`` ("" when neither).
-    :raises ConsoleRefused: when the token file cannot be read or is empty."""
-    if config.token:
-        return str(config.token)
-    if not config.token_file:
-        return ""
-    try:
-        token = Path(config.token_file).read_text().strip()
-    except OSError as exc:
-        raise ConsoleRefused(f"console.token_file {config.token_file}: {exc.strerror}") from None
-    if not token:
-        raise ConsoleRefused(f"console.token_file {config.token_file} is empty")
-    return token
 
 
 def binding_problem(host: str, token: str) -> str:
@@ -129,6 +115,10 @@ class ConsoleService(Service):
         self._replies: dict[str, asyncio.Future[OperatorReply]] = {}
         self._world_changed = asyncio.Event()
         self._frame_ready = asyncio.Event()
+        #: set whenever a new pair is made (``/camera.jpg`` waits on it when nobody was looking).
+        self._paired = asyncio.Event()
+        self._watching = asyncio.Event()
+        self._watch_until = 0.0
         self._dirty: set[str] = set()
         self._pushed = asyncio.Event()
         self._jpeg: tuple[int, int, bytes] | None = None  # (pair seq, capture_ns, data)
@@ -159,14 +149,41 @@ class ConsoleService(Service):
     def workers(self) -> list[Any]:
         """The loops behind the endpoints (the bus reader, the pusher, the frame pump), as coroutines;
         the tests run them around aiohttp's test server."""
-        return [self._follow_bus(), self._pusher(), self._frames()]
+        return [self._follow_bus(), self._follow_frames(), self._pusher(), self._frames()]
 
     async def _follow_bus(self) -> None:
-        sub = self.subscribe([""])
+        sub = self.subscribe([""], include_frames=False)
         while True:
             env = await sub.recv()
             if env is not None:
                 self.take(env)
+
+    def watch(self) -> None:
+        """Someone looks at the camera: read frames for at least :data:`WATCH_LINGER_S` from now."""
+        self._watch_until = time.monotonic() + WATCH_LINGER_S
+        self._watching.set()
+
+    async def _follow_frames(self) -> None:
+        """Camera frames, only while a page is open or ``/camera.jpg`` was asked for lately: reading
+        640x480 frames at 30 fps costs CPU even when nobody looks."""
+        from services.bus.client import Subscriber
+
+        while True:
+            await self._watching.wait()
+            sub = Subscriber(self.ctx, self.config.bus, ["camera.frame"], name=self.name)
+            self.log.info("camera frames: reading")
+            try:
+                while True:
+                    self._watching.clear()  # a watch() from now on sets it again: nothing is missed
+                    if not (self.clients or time.monotonic() < self._watch_until):
+                        break
+                    env = await sub.recv(timeout=0.5)
+                    if env is not None:
+                        self.take(env)
+            finally:
+                sub.close()
+            self.pairer.forget()  # a frame kept from now would be stale when someone looks again
+            self.log.info("camera frames: nobody looks, not reading")
 
     async def shutdown(self) -> None:
         for client in list(self.clients):
@@ -210,11 +227,13 @@ class ConsoleService(Service):
             self.core.take(env.topic, env.header, msg, now, time.time())
             if self.pairer.on_frame(msg, now) is not None:
                 self._frame_ready.set()
+                self._paired.set()
             return
         changed = self.core.take(env.topic, env.header, msg, now, time.time())
         if isinstance(msg, BoardObservation) and env.topic == "vision.board":
             if self.pairer.on_observation(msg, now) is not None:
                 self._frame_ready.set()
+                self._paired.set()
         elif isinstance(msg, OperatorReply):
             waiter = self._replies.get(msg.command_id)
             if waiter is not None and not waiter.done():
@@ -298,6 +317,11 @@ class ConsoleService(Service):
             return self._jpeg
 
     async def camera_jpeg(self) -> bytes | None:
+        self.watch()
+        if self.pairer.newest is None:  # nobody was looking: wait for a fresh frame
+            self._paired.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._paired.wait(), timeout=FIRST_FRAME_WAIT_S)
         jpeg = await self._encode_newest()
         return jpeg[2] if jpeg is not None else None
 
@@ -327,6 +351,7 @@ class ConsoleService(Service):
         )
         client = Client(ws, flow)
         self.clients.add(client)
+        self.watch()
         self._post({"game", "vision", "world", "health", "timeline", "stats"}, {client})
         self._frame_ready.set()
         sender = asyncio.create_task(self._send(client), name="console.ws-send")

@@ -136,6 +136,7 @@ async def send_frame(rig: Rig, frame_id: int) -> None:
     frame, obs = frame_and_reading(frame_id)
     deadline = time.monotonic() + 5.0
     while True:
+        rig.console.watch()  # the console reads frames only while someone looks
         await rig.peers.pub.publish("camera.frame", frame)
         await rig.peers.pub.publish("vision.board", obs)
         for _ in range(20):

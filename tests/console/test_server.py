@@ -15,7 +15,8 @@ import pytest
 from aiohttp import WSMsgType
 
 from services.console import server
-from services.console.service import ConsoleRefused, binding_problem, resolve_token
+from services.console.service import binding_problem
+from services.console.token import ConsoleRefused, make_token, resolve_token
 
 from .conftest import REFUSAL, Rig, console_rig, eventually, send_frame
 
@@ -253,14 +254,14 @@ def test_beyond_loopback_only_with_a_token(tmp_path: Any) -> None:
     assert "no token" in binding_problem("0.0.0.0", "")
     assert "no token" in binding_problem("192.168.1.20", "")
     assert binding_problem("0.0.0.0", "t") == ""
-    token_file = tmp_path / "console.token"
-    token_file.write_text("abc\n")
+    token_file = make_token(tmp_path)
+    assert token_file.stat().st_mode & 0o077 == 0 and make_token(tmp_path) == token_file  # kept
 
     class Cfg:
         token = ""
         token_file = str(tmp_path / "console.token")
 
-    assert resolve_token(Cfg) == "abc"
+    assert resolve_token(Cfg) == token_file.read_text().strip() and len(resolve_token(Cfg)) >= 40
     Cfg.token_file = str(tmp_path / "missing")
     with pytest.raises(ConsoleRefused, match="missing"):
         resolve_token(Cfg)
