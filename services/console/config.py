@@ -22,11 +22,16 @@ class ConsoleConfig(Section):
     #: JPEG quality of the camera frames sent to browsers (1-100).
     jpeg_quality: int = 70
     #: at most this many camera frames per second to each browser (each also waits for the previous
-    #: frame's acknowledgement: a slow browser gets fewer, never a queue).
-    max_fps: float = 20.0
+    #: frame's acknowledgement: a slow browser gets fewer, never a queue). Every frame costs the console
+    #: an overlay and a JPEG and the browser a decode: on a small board that also runs the browser, keep
+    #: it low (measured in bench/e2e.py --browser); where cores are spare, up to the camera's 30.
+    max_fps: float = 12.0
     #: a browser that has not acknowledged a frame for this long is sent the next one anyway.
     ack_timeout_s: float = 1.0
     #: how many game events the timeline keeps.
     timeline_length: int = 200
+    #: the console's scheduling priority is lowered by this much (``nice``) at its start: it is a viewer,
+    #: and on a small board the game's processes come first. 0 leaves it as it is.
+    nice: int = 10
     #: the console waits this long for the referee's answer to an operator command (re-sending it).
     command_timeout_s: float = 4.0

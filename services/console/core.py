@@ -88,6 +88,12 @@ class RemoveRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     square: int
 
 
+class SpeedRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """``POST /api/sim/speed``: the simulator's speed factor from now on."""
+
+    speed: float
+
+
 class HumanRequest(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """``POST /api/sim/human``: the simulated person's policy and misbehaviours."""
 
@@ -173,6 +179,15 @@ def parse_remove(req: RemoveRequest, action_id: str, world: WorldState | None) -
     if _world_board(world)[square - 1] == EMPTY:
         raise Conflict(f"square {square} is empty: there is no piece to remove")
     return WorldAction(action_id=action_id, kind="remove", from_square=square)
+
+
+def parse_speed(req: SpeedRequest, action_id: str) -> WorldAction:
+    """The world action that sets the simulator's speed. :raises BadRequest:"""
+    from services.simworld.config import MAX_SPEED, MIN_SPEED
+
+    if not MIN_SPEED <= req.speed <= MAX_SPEED:
+        raise BadRequest(f"speed must be a factor from {MIN_SPEED:g} to {MAX_SPEED:g}, not {req.speed:g}")
+    return WorldAction(action_id=action_id, kind="speed", speed=req.speed)
 
 
 def parse_human(req: HumanRequest) -> HumanSetup:
@@ -370,6 +385,7 @@ class ConsoleCore:
             "board": w.board,
             "hand": w.hand.present,
             "holding": w.gripper.holding is not None,
+            "speed": w.speed or None,
             "supply": supply,
             "revision": w.revision,
         }
@@ -474,6 +490,8 @@ class ClientFlow:
     waiting: tuple[int, int, bytes] | None = None
     in_flight: int = 0
     sent_ns: int = 0
+    #: no frame goes before this (the frame-rate limit).
+    due_ns: int = 0
     sent: int = 0
     shown: int = 0
     dropped: int = 0
@@ -491,7 +509,7 @@ class ClientFlow:
         the frame-rate limit allows)."""
         if self.in_flight and now_ns - self.sent_ns < self.ack_timeout_ns:
             return False
-        return now_ns - self.sent_ns >= self.min_interval_ns
+        return now_ns >= self.due_ns
 
     def take(self, now_ns: int) -> tuple[int, bytes] | None:
         """The frame to send now, or None."""
@@ -500,6 +518,9 @@ class ClientFlow:
         seq, capture_ns, data = self.waiting
         self.waiting = None
         self.in_flight, self.sent_ns = seq, now_ns
+        # the next frame is due one interval after this one was due, not after it went: frames come on
+        # the camera's beat, and waiting a full interval after a late one would lower the rate
+        self.due_ns = max(self.due_ns, now_ns - self.min_interval_ns) + self.min_interval_ns
         self.capture_of = {seq: capture_ns}
         self.sent += 1
         return seq, data

@@ -15,7 +15,7 @@ view). The contract other programs may rely on:
   "level": "hard"}``; the referee's answer: 200 ``{"ok": true, "game_id": …}``, or 409 with its reason.
 - ``POST /api/sim/place`` ``{"square": 5}``, ``/api/sim/move`` ``{"from_square": 1, "to_square": 2}``,
   ``/api/sim/remove`` ``{"square": 3}``, ``/api/sim/button`` ``{}``, ``/api/sim/human`` ``{"policy":
-  "random", "misbehave": []}``.
+  "random", "misbehave": []}``, ``/api/sim/speed`` ``{"speed": 2.0}``.
 
 Every refusal is a 4xx with ``{"ok": false, "error": reason}`` and changes nothing: 400 bad input, 401 no
 or a wrong token, 403 a cross-site request, 409 it does not fit the present state (or the referee
@@ -201,6 +201,11 @@ def make_app(backend: Backend, *, token: str = "") -> web.Application:
         await backend.press()
         return web.json_response({"ok": True})
 
+    async def speed(request: web.Request) -> web.StreamResponse:
+        req = await _body(request, core.SpeedRequest)
+        simulator()
+        return await act(core.parse_speed(req, backend.next_id("speed")))
+
     async def human(request: web.Request) -> web.StreamResponse:
         req = await _body(request, core.HumanRequest)
         simulator()
@@ -224,6 +229,7 @@ def make_app(backend: Backend, *, token: str = "") -> web.Application:
     app.router.add_post("/api/sim/remove", handles(remove))
     app.router.add_post("/api/sim/button", handles(button))
     app.router.add_post("/api/sim/human", handles(human))
+    app.router.add_post("/api/sim/speed", handles(speed))
     app.router.add_static("/static/", STATIC_DIR, follow_symlinks=False, append_version=False)
     return app
 

@@ -99,6 +99,9 @@ class ConsoleService(Service):
     name = "console"
 
     def __init__(self, config: Any, log: Any | None = None) -> None:
+        if config.console.nice > 0:
+            # before any thread is made (ZeroMQ's, the JPEG workers): each inherits the priority
+            os.nice(config.console.nice)
         super().__init__(config, log)
         cfg = config.console
         self.cfg = cfg

@@ -149,3 +149,18 @@ def test_the_overlay_is_visions_own_drawing_of_the_bus_reading() -> None:
     bare = overlay.render(core.Pair(frame, None))
     assert not np.array_equal(bare, image)  # the "no reading" banner
     assert overlay.to_jpeg(core.Pair(frame, obs), 70)[:2] == b"\xff\xd8"
+
+
+def test_the_frame_rate_limit_keeps_the_rate_when_frames_come_on_the_cameras_beat() -> None:
+    """Frames every 33 ms, at most 12 a second: about 12 go (waiting a whole interval after each late
+    frame would give 10)."""
+    flow = core.ClientFlow(ack_timeout_ns=10**9, min_interval_ns=10**9 // 12)
+    sent = 0
+    for i in range(300):  # 10 s of a 30 fps camera, each frame shown at once
+        now = i * 33_333_333
+        flow.offer(i + 1, now, b"f")
+        item = flow.take(now)
+        if item is not None:
+            sent += 1
+            flow.acked(item[0], now)
+    assert 118 <= sent <= 121

@@ -115,6 +115,8 @@ async def test_the_simulated_person_acts_on_the_table(rig: Rig) -> None:
     status, _ = await post(rig, "/api/sim/button", {})
     assert status == 200
     await eventually(lambda: rig.peers.buttons == [True, False], "a press and a release on sim.button")
+    status, _ = await post(rig, "/api/sim/speed", {"speed": 2.5})
+    assert status == 200 and rig.peers.actions[-1].kind == "speed" and rig.peers.actions[-1].speed == 2.5
     status, answer = await post(rig, "/api/sim/human", {"policy": "mistake:2", "misbehave": ["two-pieces"]})
     assert status == 200 and answer["policy"] == "mistake:2"
     await eventually(lambda: len(rig.peers.setups) == 1, "the person's new policy on sim.human")
@@ -134,6 +136,8 @@ async def test_the_simulated_person_acts_on_the_table(rig: Rig) -> None:
         ("/api/sim/remove", {}, 400, "missing required field `square`"),
         ("/api/sim/button", {"twice": True}, 400, "takes no arguments"),
         ("/api/sim/human", {"policy": "clever"}, 400, "clever"),
+        ("/api/sim/speed", {"speed": 0}, 400, "speed must be a factor from 0.1 to 100"),
+        ("/api/sim/speed", {"speed": "fast"}, 400, "Expected `float`"),
         ("/api/sim/human", {"policy": "perfect", "misbehave": ["juggle"]}, 400, "unknown misbehaviour"),
     ],
 )

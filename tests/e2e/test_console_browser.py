@@ -1,8 +1,9 @@
 """The console in a real browser: Debian's chromium driven by playwright, against the whole simulated stack.
 
-A task 5 game played only through the page: start the task with the operator controls, then on each of
-the person's turns click an empty square of the table and press the button; the page's referee board
-must follow every move and the result must be shown. Screenshots go to the test's folder; the frame
+A task 5 game played only through the page: a command the referee refuses first (its reason is shown),
+then the task started with the operator controls, and on each of the person's turns a click on an empty
+square of the table and on the button; the page's referee board must follow every move and the result
+must be shown. Screenshots go to the test's folder; the frame
 rate and the capture-to-shown latency the page achieved are printed (``-s``), measured, not asserted.
 
 Skipped, with the reason, only where no chromium exists (``.ci/run`` installs it). Set
@@ -71,6 +72,13 @@ def test_a_whole_task_5_game_played_by_clicking(
             page.wait_for_function("() => (window.sanziFramesShown || 0) > 3", timeout=WAIT_MS)
             page.screenshot(path=str(tmp_path / "0-start.png"))
 
+            # a command the referee refuses shows the referee's reason (task 2 needs its four squares)
+            page.select_option("#task", "2")
+            page.click("#start")
+            page.wait_for_function(
+                "() => document.getElementById('op-reply').textContent.startsWith('the referee refused')",
+                timeout=WAIT_MS,
+            )
             page.select_option("#task", "5")
             page.click("#start")
             page.wait_for_function(

@@ -65,6 +65,12 @@ function showVision(v) {
 function showWorld(w) {
   view.world = w;
   drawBoard($("board-world"), w ? w.board : null);
+  const speed = $("speed");
+  if (w && w.speed && document.activeElement !== speed) {
+    const value = String(w.speed);
+    if (![...speed.options].some((o) => o.value === value)) speed.add(new Option(value, value));
+    speed.value = value;
+  }
 }
 
 function showHealth(h) {
@@ -195,6 +201,7 @@ $("start").addEventListener("click", () => {
 $("stop").addEventListener("click", () => post("/api/operator", { action: "stop" }, $("op-reply")));
 $("set-level").addEventListener("click", () => post("/api/operator", { action: "level", level: $("level").value }, $("op-reply")));
 $("press").addEventListener("click", () => post("/api/sim/button", {}, $("sim-reply")));
+$("speed").addEventListener("change", () => post("/api/sim/speed", { speed: Number($("speed").value) }, $("sim-reply")));
 $("policy").addEventListener("change", () => post("/api/sim/human", { policy: $("policy").value, misbehave: [] }, $("sim-reply")));
 
 // The table: click an empty square to put your piece there; drag a piece to another square to move it
