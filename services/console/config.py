@@ -25,7 +25,7 @@ class ConsoleConfig(Section):
     #: frame's acknowledgement: a slow browser gets fewer, never a queue). Every frame costs the console
     #: an overlay and a JPEG and the browser a decode: on a small board that also runs the browser, keep
     #: it low (measured in bench/e2e.py --browser); where cores are spare, up to the camera's 30.
-    max_fps: float = 12.0
+    max_fps: float = 15.0
     #: a browser that has not acknowledged a frame for this long is sent the next one anyway.
     ack_timeout_s: float = 1.0
     #: how many game events the timeline keeps.

@@ -280,6 +280,8 @@ class ConsoleCore:
         self.processes: dict[str, ProcessSeen] = {}
         self.meters: dict[str, RateMeter] = {}
         self.timeline: deque[Event] = deque(maxlen=timeline_length)
+        #: the simulated person's policy as last set on ``sim.human`` ("" before anyone set it).
+        self.human_policy = ""
         #: the last operator reply of each command id the console sent.
         self.replies: dict[str, OperatorReply] = {}
 
@@ -312,6 +314,9 @@ class ConsoleCore:
                     self.note(wall_s, "process", f"{message.process} restarted (pid {message.pid})")
                 self.processes[message.process] = ProcessSeen(message, header.mono_ns, restarts)
                 return {"health"}
+            case HumanSetup():
+                self.human_policy = message.policy
+                return {"world"}
             case OperatorReply():
                 self.replies[message.command_id] = message
                 if not message.ok:
@@ -386,6 +391,7 @@ class ConsoleCore:
             "hand": w.hand.present,
             "holding": w.gripper.holding is not None,
             "speed": w.speed or None,
+            "policy": self.human_policy or None,
             "supply": supply,
             "revision": w.revision,
         }

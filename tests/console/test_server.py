@@ -120,6 +120,7 @@ async def test_the_simulated_person_acts_on_the_table(rig: Rig) -> None:
     status, answer = await post(rig, "/api/sim/human", {"policy": "mistake:2", "misbehave": ["two-pieces"]})
     assert status == 200 and answer["policy"] == "mistake:2"
     await eventually(lambda: len(rig.peers.setups) == 1, "the person's new policy on sim.human")
+    await eventually(lambda: rig.console.core.human_policy == "mistake:2", "the console shows the policy")
 
 
 @pytest.mark.parametrize(

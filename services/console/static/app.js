@@ -65,6 +65,11 @@ function showVision(v) {
 function showWorld(w) {
   view.world = w;
   drawBoard($("board-world"), w ? w.board : null);
+  const policy = $("policy");
+  if (w && w.policy && document.activeElement !== policy) {
+    if (![...policy.options].some((o) => o.value === w.policy)) policy.add(new Option(w.policy, w.policy));
+    policy.value = w.policy;
+  }
   const speed = $("speed");
   if (w && w.speed && document.activeElement !== speed) {
     const value = String(w.speed);
