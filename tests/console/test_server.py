@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import struct
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import WSMsgType
+from aiohttp import WSMsgType, web
 
+from services.common import config as config_module
 from services.console import server
-from services.console.service import binding_problem
+from services.console.service import ConsoleService, binding_problem
 from services.console.token import ConsoleRefused, make_token, resolve_token
 
 from .conftest import REFUSAL, Rig, console_rig, eventually, send_frame
@@ -292,3 +295,28 @@ def test_the_process_refuses_to_listen_beyond_loopback_without_a_token(
     )
     assert proc.returncode == 1, proc.stderr
     assert "no token is set" in proc.stdout + proc.stderr
+
+
+async def test_a_port_in_use_is_waited_for_not_crashed_on(config: Any) -> None:
+    """The game does not need the console: a taken port is reported in the heartbeat and tried again."""
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen()
+    port = blocker.getsockname()[1]
+    overrides = {"runtime": {"dir": config.runtime.dir}, "console": {"port": port, "nice": 0}}
+    console = ConsoleService(config_module.load(None, overrides=overrides))
+    console.runner = web.AppRunner(server.make_app(console))
+    await console.runner.setup()
+    listen = asyncio.create_task(console._listen())
+    try:
+        await eventually(lambda: console.health == "fault", "the taken port reported")
+        assert f"cannot listen on 127.0.0.1:{port}" in console.heartbeat().last_error
+        blocker.close()
+        await asyncio.wait_for(listen, timeout=10)
+        assert console.url == f"http://127.0.0.1:{port}/" and console.health == "ok"
+        assert (await asyncio.to_thread(Path(console.cfg.address_file).read_text)).strip() == console.url
+    finally:
+        blocker.close()
+        listen.cancel()
+        await console.runner.cleanup()
+        console.close()
