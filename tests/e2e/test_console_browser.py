@@ -3,8 +3,9 @@
 A task 5 game played only through the page: a command the referee refuses first (its reason is shown),
 then the task started with the operator controls, and on each of the person's turns a click on an empty
 square of the table and on the button; the page's referee board must follow every move and the result
-must be shown. Screenshots go to the test's folder; the frame
-rate and the capture-to-shown latency the page achieved are printed (``-s``), measured, not asserted.
+must be shown; then a piece dragged to another square (task 6's cheat) moves on the table. Screenshots go
+to the test's folder; the frame rate and the capture-to-shown latency the page achieved are printed
+(``-s``), measured, not asserted.
 
 Skipped, with the reason, only where no chromium exists (``.ci/run`` installs it). Set
 ``SANZI_CONSOLE_SCREENSHOT=FILE.png`` to also write the 800x480 screenshot (the README's, under docs/).
@@ -44,7 +45,8 @@ WAIT_MS = 20_000
 MY_TURN = """() => document.getElementById('lamp').classList.contains('on')
     && document.getElementById('phase').textContent.startsWith('waiting-for-person')"""
 OVER = "() => document.getElementById('result').textContent.startsWith('result:')"
-BOARD = """(id) => [...document.querySelectorAll('#' + id + ' .cell')].map(c => c.dataset.state || '?').join('')"""
+BOARD = """(id) => [...document.querySelectorAll('#' + id + ' .cell')]
+    .map(c => c.dataset.state || '?').join('')"""
 
 
 def _api(url: str, path: str) -> Any:
@@ -93,11 +95,10 @@ def test_a_whole_task_5_game_played_by_clicking(
                     break
                 table = page.evaluate(BOARD, "board-world")
                 square = table.index(".") + 1
-                page.click(f"#board-world .cell[data-square='{square}']")
+                cell = f"#board-world .cell[data-square='{square}']"
+                page.click(cell)
                 page.wait_for_function(
-                    f"() => document.querySelector(\"#board-world .cell[data-square='{square}']\").dataset.state"
-                    " === 'X'",
-                    timeout=WAIT_MS,
+                    f"() => document.querySelector(\"{cell}\").dataset.state === 'X'", timeout=WAIT_MS
                 )
                 page.click("#press")
                 moves += 1
@@ -115,13 +116,25 @@ def test_a_whole_task_5_game_played_by_clicking(
             assert "result:" in timeline and "game " in timeline
             page.screenshot(path=str(tmp_path / "9-over.png"))
 
+            # the cheat's gesture (task 6): drag a piece to another square of the table
+            table = page.evaluate(BOARD, "board-world")
+            src, dst = table.index("O") + 1, table.index(".") + 1
+            page.drag_and_drop(
+                f"#board-world .cell[data-square='{src}']", f"#board-world .cell[data-square='{dst}']"
+            )
+            moved = f"b[{src - 1}] === '.' && b[{dst - 1}] === 'O'"
+            page.wait_for_function(
+                f"() => {{ const b = ({BOARD})('board-world'); return {moved}; }}", timeout=WAIT_MS
+            )
+
             fps = page.evaluate("() => window.sanziFps")
             stats = _api(url, "/api/stats")
             client = stats["clients"][0]
             print(
                 f"\nconsole in chromium: {fps:.1f} fps shown, capture->shown latency "
                 f"p50 {client['latency_ms_p50']} ms p95 {client['latency_ms_p95']} ms "
-                f"(frames sent {client['sent']}, shown {client['shown']}; server encode {stats['encode_ms']} ms); "
+                f"(frames sent {client['sent']}, shown {client['shown']}; "
+                f"server encode {stats['encode_ms']} ms); "
                 f"{moves} moves by clicking; screenshots in {tmp_path}"
             )
             assert client["shown"] > 0
