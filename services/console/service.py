@@ -186,6 +186,7 @@ class ConsoleService(Service):
             finally:
                 sub.close()
             self.pairer.forget()  # a frame kept from now would be stale when someone looks again
+            self.core.meters.pop("camera.frame", None)  # not read: its rate here would say nothing
             self.log.info("camera frames: nobody looks, not reading")
 
     async def shutdown(self) -> None:
