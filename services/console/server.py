@@ -22,9 +22,11 @@ or a wrong token, 403 a cross-site request, 409 it does not fit the present stat
 refused), 415 not JSON; 504 when the referee or the simulated world did not answer.
 
 Safety: a token (when configured) must come with every request, as ``Authorization: Bearer T``,
-``?token=T`` (the page's first load; a cookie is then set for its own files) or that cookie. A POST must
-be JSON (a cross-site form cannot send it without the browser asking first) and, when the browser says
-where it comes from (``Origin``), come from this very host. Static files are served only from
+``?token=T`` (the page's first load; a cookie is then set for its own files) or that cookie. Without a
+token, only requests addressed to a loopback name (or the configured host) are taken, so that another
+site cannot make its own name point here. A POST must be JSON (a cross-site form cannot send it without
+the browser asking first), and a POST or a WebSocket must, when the browser says where it comes from
+(``Origin``), come from this very host. Static files are served only from
 :data:`STATIC_DIR`, never through a symbolic link.
 """
 
@@ -45,6 +47,7 @@ from . import core
 
 STATIC_DIR: Final = Path(__file__).resolve().parent / "static"
 COOKIE: Final = "sanzi_console_token"
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: the largest request body taken (every request is a few numbers).
 MAX_BODY: Final = 4096
 
@@ -82,9 +85,7 @@ def token_middleware(token: str) -> Any:
     """Every request must carry ``token`` (when it is not "")."""
 
     @web.middleware
-    async def check(
-        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-    ) -> Any:
+    async def check(request: web.Request, handler: Handler) -> Any:
         from_query = False
         if token:
             supplied, from_query = _supplied_token(request)
@@ -98,19 +99,37 @@ def token_middleware(token: str) -> Any:
     return check
 
 
+#: the names under which a console without a token may be reached (a page of another site that makes its
+#: own name resolve to 127.0.0.1, "DNS rebinding", would otherwise be same-origin with it).
+LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def host_middleware(allowed: frozenset[str]) -> Any:
+    """Only requests addressed to one of ``allowed`` host names (empty: any; a token guards instead)."""
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> Any:
+        if allowed:
+            name = urlsplit("//" + request.host).hostname or ""
+            if name not in allowed:
+                return refuse(403, f"this console answers to {', '.join(sorted(allowed))}, not {name!r}")
+        return await handler(request)
+
+    return check
+
+
 @web.middleware
-async def same_origin(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> Any:
-    """A POST must be JSON and, when the browser names its origin, come from this host."""
-    if request.method == "POST":
+async def same_origin(request: web.Request, handler: Handler) -> Any:
+    """A POST or a WebSocket must, when the browser names its origin, come from this host (a page of
+    another site must not drive the robot nor watch its camera); a POST must be JSON."""
+    if request.method == "POST" or request.path == "/ws":
         origin = request.headers.get("Origin")
         if origin and urlsplit(origin).netloc != request.host:
             return refuse(403, f"a request from another site ({origin}) is not taken")
-        if request.content_type != "application/json":
-            return refuse(
-                415, f"the body must be JSON (Content-Type: application/json), not {request.content_type!r}"
-            )
+    if request.method == "POST" and request.content_type != "application/json":
+        return refuse(
+            415, f"the body must be JSON (Content-Type: application/json), not {request.content_type!r}"
+        )
     return await handler(request)
 
 
@@ -118,9 +137,11 @@ async def _body(request: web.Request, kind: type[Any]) -> Any:
     return core.decode_body(await request.read(), kind)
 
 
-def make_app(backend: Backend, *, token: str = "") -> web.Application:
-    """The console's web application over ``backend``."""
-    app = web.Application(middlewares=[token_middleware(token), same_origin], client_max_size=MAX_BODY)
+def make_app(backend: Backend, *, token: str = "", hosts: frozenset[str] = frozenset()) -> web.Application:
+    """The console's web application over ``backend``; ``hosts``: the host names it answers to (empty:
+    any)."""
+    middlewares = [host_middleware(hosts), token_middleware(token), same_origin]
+    app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY)
 
     def handles(fn: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> Any:
         """Turn the core's refusals into 4xx answers."""

@@ -38,7 +38,7 @@ from messages import (
 from services.common.shell import Service, run_service
 
 from . import core, overlay
-from .server import make_app, shown_ack
+from .server import LOOPBACK_NAMES, make_app, shown_ack
 from .token import ConsoleRefused, resolve_token
 
 #: vision's reading goes to the pages at most this often (it comes at the camera's rate).
@@ -142,7 +142,10 @@ class ConsoleService(Service):
         problem = binding_problem(self.cfg.host, token)
         if problem:
             raise ConsoleRefused(problem)
-        self.runner = web.AppRunner(make_app(self, token=token), access_log=None, handle_signals=False)
+        # with no token, only loopback names: a site whose name resolves here is not let in
+        hosts = frozenset() if token else LOOPBACK_NAMES | {self.cfg.host}
+        app = make_app(self, token=token, hosts=hosts)
+        self.runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self.runner.setup()
         async with asyncio.TaskGroup() as group:
             group.create_task(self._listen(), name="console.listen")

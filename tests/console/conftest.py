@@ -31,7 +31,7 @@ from messages import (
 )
 from services.bus.client import Publisher, Subscriber
 from services.common import config as config_module
-from services.console.server import make_app
+from services.console.server import LOOPBACK_NAMES, make_app
 from services.console.service import ConsoleService
 
 #: the stand-in referee refuses every task-3 command with this reason.
@@ -174,7 +174,9 @@ async def console_rig(config: Any, *, token: str = "", sim: bool = True) -> Asyn
     peers = Peers(pub)
     tasks = [asyncio.create_task(w) for w in console.workers()]
     tasks.append(asyncio.create_task(run_peers(peers, sub)))
-    client = TestClient(TestServer(make_app(console, token=token)))
+    # as the service makes it: without a token, only loopback names
+    hosts = frozenset() if token else LOOPBACK_NAMES | {cfg.console.host}
+    client = TestClient(TestServer(make_app(console, token=token, hosts=hosts)))
     await client.start_server()
     try:
         # the bus is up both ways once the console hears the world and the world hears the console

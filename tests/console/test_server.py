@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import WSMsgType, web
+from aiohttp import WSMsgType, WSServerHandshakeError, web
 
 from services.common import config as config_module
 from services.console import server
@@ -102,6 +102,20 @@ async def test_requests_must_be_json_from_this_site(rig: Rig) -> None:
     status, answer = await post(rig, "/api/operator", "x" * (server.MAX_BODY + 10))
     assert status == 413
     assert rig.peers.commands == []
+
+
+async def test_another_site_cannot_drive_or_watch(rig: Rig) -> None:
+    """A name of another site resolving here (DNS rebinding) is refused; so is a WebSocket opened by a
+    page of another site."""
+    async with rig.client.get("/api/state", headers={"Host": "evil.example:8080"}) as res:
+        assert res.status == 403 and "evil.example" in (await res.json())["error"]
+    async with rig.client.get("/api/state", headers={"Host": f"localhost:{rig.client.port}"}) as res:
+        assert res.status == 200
+    with pytest.raises(WSServerHandshakeError) as err:
+        await rig.client.ws_connect("/ws", headers={"Origin": "http://evil.example"})
+    assert err.value.status == 403
+    async with rig.client.ws_connect("/ws", headers={"Origin": f"http://127.0.0.1:{rig.client.port}"}) as ws:
+        assert json.loads((await ws.receive(timeout=5)).data)["type"]
 
 
 async def test_the_simulated_person_acts_on_the_table(rig: Rig) -> None:
