@@ -106,7 +106,7 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="vision",
         module="services.vision",
         modes=BOTH,
-        publishes=("vision.board", "vision.stable"),
+        publishes=("vision.board", "vision.stable", "vision.frame"),
         priority=40,
         description="board pose and squares from camera frames",
     ),

@@ -59,6 +59,8 @@ PRESS_HOLD_S: Final = 0.1
 WATCH_LINGER_S: Final = 5.0
 #: ``/camera.jpg`` waits this long for a fresh frame when nobody was looking.
 FIRST_FRAME_WAIT_S: Final = 1.0
+#: where camera frames come from: the simulated camera, or vision passing on its own camera's.
+FRAME_TOPICS: Final = ["camera.frame", "vision.frame"]
 #: the sequence number in front of each binary frame message.
 FRAME_HEADER: Final = struct.Struct(">I")
 
@@ -176,7 +178,8 @@ class ConsoleService(Service):
 
         while True:
             await self._watching.wait()
-            sub = Subscriber(self.ctx, self.config.bus, ["camera.frame"], name=self.name)
+            # the simulator's camera, or on hardware the frames vision reads from its own
+            sub = Subscriber(self.ctx, self.config.bus, FRAME_TOPICS, name=self.name)
             self.log.info("camera frames: reading")
             try:
                 while True:
@@ -189,7 +192,8 @@ class ConsoleService(Service):
             finally:
                 sub.close()
             self.pairer.forget()  # a frame kept from now would be stale when someone looks again
-            self.core.meters.pop("camera.frame", None)  # not read: its rate here would say nothing
+            for topic in FRAME_TOPICS:  # not read: their rates here would say nothing
+                self.core.meters.pop(topic, None)
             self.log.info("camera frames: nobody looks, not reading")
 
     async def shutdown(self) -> None:
