@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import struct
 import subprocess
@@ -334,3 +335,15 @@ async def test_a_port_in_use_is_waited_for_not_crashed_on(config: Any) -> None:
         listen.cancel()
         await console.runner.cleanup()
         console.close()
+
+
+async def test_a_symbolic_link_in_the_static_folder_is_not_followed(rig: Rig, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the browser")
+    link = server.STATIC_DIR / f"test-link-{os.getpid()}.txt"
+    link.symlink_to(secret)
+    try:
+        async with rig.client.get(f"/static/{link.name}") as res:
+            assert res.status in (403, 404) and "not for the browser" not in await res.text()
+    finally:
+        link.unlink()
