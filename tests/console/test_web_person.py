@@ -28,3 +28,12 @@ async def test_the_simulated_person_stands_aside_for_the_page(config: Any) -> No
         assert service.person.config.policy == "web" and not service.last_error
     finally:
         service.close()
+
+
+def test_the_console_runs_everywhere_and_the_game_never_waits_for_it() -> None:
+    from launch import processes
+
+    spec = processes.get("console")
+    assert spec.runs_in("sim") and spec.runs_in("hardware")
+    assert not spec.required and "console" not in processes.required_peers("sim")
+    assert spec.publishes == ()  # it sends what a tool or the person sends, on a click: no topic's source
