@@ -1,13 +1,15 @@
 """The console process: the bus in, one page out (see :mod:`services.console` and :mod:`.server`).
 
-Tasks of one asyncio loop: the bus reader (every topic into :class:`.core.ConsoleCore`, frames into the
-:class:`.core.FramePairer`), the web server, a pusher that sends what changed to every open page (the
-game at once, vision at most :data:`VISION_PUSH_HZ` times a second, health and statistics every second),
-and the frame pump: a frame is annotated and encoded only when some page is ready for one, in a worker
-thread (OpenCV lets go of the interpreter lock), and given to each page's :class:`.core.ClientFlow`.
+Tasks of one asyncio loop: the bus reader (every event topic into :class:`.core.ConsoleCore`), the frame
+reader (camera frames into the :class:`.core.FramePairer`, only while a page is open or ``/camera.jpg``
+was asked for lately), the web server, a pusher that sends what changed to every open page (the game at
+once, vision at most :data:`VISION_PUSH_HZ` times a second, health and statistics every second), and the
+frame pump: a frame is annotated and encoded only when some page is ready for one, in a worker thread
+(OpenCV lets go of the interpreter lock), and given to each page's :class:`.core.ClientFlow`.
 
-The console is nobody's required peer: the game never waits for it, and a slow or closed browser costs
-the stack nothing (frames to it are dropped).
+The console is nobody's required peer: the game never waits for it, and nothing waits for a slow or
+closed browser (frames to it are dropped). It runs at a lower priority (``console.nice``): its CPU is
+measured by ``bench/e2e.py --browser``.
 """
 
 from __future__ import annotations
