@@ -21,17 +21,24 @@ Measures, on one machine, in one run:
 - **baseline**: a bus round trip (publish -> forwarder -> subscriber) of a small message, measured in the
   same run on the same machine, so the figures above can be read as multiples of it.
 
-Usage: ``python bench/e2e.py [--games N] [--speed F] [--seed S] [--settle-s S]``. Prints a table;
-figures vary with the machine's load (this is a benchmark, not a test).
+- **with a browser** (``--browser``): the console's page open in headless chromium the whole time (it
+  shows every frame it can), so that the button -> motion figures can be compared with a run without;
+  the page's frame rate, the capture -> shown latency and the console's CPU time are printed too.
+
+Usage: ``python bench/e2e.py [--games N] [--speed F] [--seed S] [--settle-s S] [--browser]``. Prints a
+table; figures vary with the machine's load (this is a benchmark, not a test).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -50,6 +57,8 @@ from services.bus.client import Publisher, Subscriber  # noqa: E402
 from services.common import config as config_module  # noqa: E402
 
 ROUND_TRIPS = 300
+#: Debian's chromium, driven by playwright for ``--browser``.
+CHROMIUM = os.environ.get("SANZI_CHROMIUM", "/usr/bin/chromium")
 #: Subscriber.recv(timeout=0) returns only what it already buffered: poll the socket for this long.
 POLL_S = 0.001
 #: stable frames remembered for a press that comes after them (a quarter of a second at 30 fps).
@@ -211,6 +220,104 @@ async def measure_games(
     return lat, game_s, outcomes
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (0 when it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def chromium_seconds() -> float:
+    """CPU seconds of every chromium process on this machine so far (the benchmark's own browser)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        name = text[text.find("(") + 1 : text.rfind(")")]
+        if "chrom" in name:
+            fields = text.rsplit(") ", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
+class ConsoleInBrowser(threading.Thread):
+    """The console's page open in headless chromium, in a thread of its own (playwright's sync API runs
+    an event loop of its own, which the benchmark's ``asyncio.run`` must not find in its thread)."""
+
+    def __init__(self, url: str, nice: int, folder: str) -> None:
+        super().__init__(name="browser", daemon=True)
+        self.url = url
+        self.executable = CHROMIUM
+        if nice:
+            # chromium and every thread and child of it at a lower priority, as a kiosk browser on the
+            # device should run (`nice -n 10 chromium --kiosk URL`)
+            wrapper = Path(folder) / "chromium-nice"
+            wrapper.write_text(f'#!/bin/sh\nexec nice -n {int(nice)} {CHROMIUM} "$@"\n')
+            wrapper.chmod(0o700)
+            self.executable = str(wrapper)
+        self.ready = threading.Event()
+        self.stop = threading.Event()
+        self.report = ""
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(
+                    executable_path=self.executable, headless=True, args=["--no-sandbox"]
+                )
+                try:
+                    page = browser.new_page(viewport={"width": 1280, "height": 800})
+                    page.goto(self.url)
+                    page.wait_for_function("() => (window.sanziFramesShown || 0) > 3", timeout=30_000)
+                    self.ready.set()
+                    while not self.stop.is_set():
+                        page.wait_for_timeout(200)  # lets playwright take the page's events meanwhile
+                    self.report = page_report(page, self.url)
+                finally:
+                    browser.close()
+        except BaseException as exc:
+            self.error = exc
+        finally:
+            self.ready.set()
+
+    def __enter__(self) -> ConsoleInBrowser:
+        if not self.url:
+            raise SystemExit("bench: the console did not say where it listens")
+        self.start()
+        self.ready.wait(timeout=60)
+        if self.error is not None:
+            raise SystemExit(f"bench: the browser failed: {self.error!r}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.join(timeout=30)
+
+
+def page_report(page: Any, url: str) -> str:
+    """What the page showed: its frame rate now, and the console's account of capture -> shown."""
+    import json
+    import urllib.request
+
+    fps = page.evaluate("() => window.sanziFps")
+    shown = page.evaluate("() => window.sanziFramesShown")
+    with urllib.request.urlopen(url + "api/stats", timeout=5) as res:
+        stats = json.loads(res.read())
+    client = stats["clients"][0]
+    return (
+        f"browser (chromium, headless): {fps:.1f} fps shown at the end, {shown} frames shown; capture -> "
+        f"shown p50 {client['latency_ms_p50']} ms, p95 {client['latency_ms_p95']} ms; JPEG encode "
+        f"{stats['encode_ms']} ms; frames skipped while the page was busy {stats['skipped']}"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=3)
@@ -222,12 +329,34 @@ def main(argv: list[str] | None = None) -> int:
         default=SETTLE_S,
         help="real seconds from the hand leaving the view to the press (0: the simulator's defaults)",
     )
+    parser.add_argument(
+        "--browser",
+        action="store_true",
+        help="keep the console open in headless chromium (playwright) during the games",
+    )
+    parser.add_argument(
+        "--browser-nice",
+        type=int,
+        default=10,
+        metavar="N",
+        help="run chromium at this nice level (default %(default)s; 0: as is)",
+    )
+    parser.add_argument(
+        "--console-nice", type=int, default=10, metavar="N", help="console.nice (default %(default)s)"
+    )
+    parser.add_argument(
+        "--console-fps", type=float, default=0.0, metavar="F", help="console.max_fps (default: its default)"
+    )
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="sanzi-bench-") as runtime:
+    browser_report = ""
+    with tempfile.TemporaryDirectory(prefix="sanzi-bench-") as runtime, contextlib.ExitStack() as held:
         base = config_module.load(None, overrides={"runtime": {"dir": runtime}})
-        config = simrun.simulator_config(
-            base, speed=args.speed, seed=args.seed, extra=person_overrides(args.settle_s, args.speed)
-        )
+        # the console on a free port (another stack may hold 8080)
+        console: dict[str, Any] = {"console": {"port": 0, "nice": args.console_nice}}
+        if args.console_fps > 0:
+            console["console"]["max_fps"] = args.console_fps
+        extra = config_module.merge_dicts(person_overrides(args.settle_s, args.speed), console)
+        config = simrun.simulator_config(base, speed=args.speed, seed=args.seed, extra=extra)
         simrun.fresh_state(config)
         files = stack_module.prepare(config, command="bench")
         with stack_module.Stack(files) as stack:
@@ -236,7 +365,24 @@ def main(argv: list[str] | None = None) -> int:
             stack.wait_heartbeats(config, timeout=60)
             startup_s = time.monotonic() - t0
             hop = asyncio.run(bus_round_trip(config))
+            browser = None
+            if args.browser:
+                url = stack_module.console_url(config, files)
+                browser = held.enter_context(ConsoleInBrowser(url, args.browser_nice, runtime))
+            console_cpu, chromium_cpu = cpu_seconds(stack.pids().get("console", 0)), chromium_seconds()
+            t1 = time.monotonic()
             lat, game_s, outcomes = asyncio.run(measure_games(config, args.games, args.seed, args.speed))
+            took = time.monotonic() - t1
+            cpu_share = (cpu_seconds(stack.pids().get("console", 0)) - console_cpu) / took
+            browser_report = (
+                f"console process (nice {args.console_nice}): {cpu_share:.1%} of one core during the games"
+            )
+            if browser is not None:
+                share = (chromium_seconds() - chromium_cpu) / took
+                browser_report += f"; chromium (nice {args.browser_nice}): {share:.1%} of one core"
+            if browser is not None:
+                browser.__exit__(None, None, None)
+                browser_report += "\n" + (browser.report or f"browser: no report ({browser.error!r})")
     base_ms = statistics.median(hop)
     settle = f"{args.settle_s:g} s" if args.settle_s > 0 else "the simulator's default"
     led = config.led
@@ -257,6 +403,8 @@ def main(argv: list[str] | None = None) -> int:
         ("  button -> on panel.button (debounce)", lat.press_ms),
         ("  both in -> motion command (referee, AI)", lat.software_ms),
     ]
+    print(browser_report if args.browser else f"no browser open; {browser_report}")
+    print()
     for name, values in rows:
         med = percentile(values, 0.5)
         p99 = percentile(values, 0.99)

@@ -106,7 +106,7 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="vision",
         module="services.vision",
         modes=BOTH,
-        publishes=("vision.board", "vision.stable"),
+        publishes=("vision.board", "vision.stable", "vision.frame"),
         priority=40,
         description="board pose and squares from camera frames",
     ),
@@ -157,6 +157,16 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         publishes=(),
         priority=60,
         description="keeps the last seconds of bus traffic and writes them out on a fault",
+    ),
+    ProcessSpec(
+        name="console",
+        module="services.console",
+        modes=BOTH,
+        # it publishes only what tools and the person publish (operator commands; on the simulator the
+        # person's world actions, button and policy), on a person's click: it is no topic's source.
+        publishes=(),
+        priority=70,
+        description="the console in the browser: camera and overlay, game, health, operator and sim controls",
     ),
 )
 

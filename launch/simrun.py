@@ -65,6 +65,9 @@ DEFAULT_POLICY: Final = {4: "mistake:1", 5: "perfect", 6: "perfect"}
 DEFAULT_MISBEHAVE: Final = {4: (), 5: (), 6: ("move-device-piece",)}
 #: The simulated person's policy that reads the terminal (``sanzi sim --human you``).
 INTERACTIVE_POLICY: Final = "you"
+#: The simulated person's policy when a person plays in the browser console (``sanzi sim --human web``):
+#: the simulated person stands aside, and the page places the pieces and presses the button.
+WEB_POLICY: Final = "web"
 #: Misbehaviours that end in cheating (a device piece moved or removed) rather than an illegal move.
 CHEATS: Final = frozenset({"move-device-piece", "remove-device-piece"})
 #: Misbehaviours the referee reports as an illegal move.
@@ -1032,6 +1035,7 @@ def run_sim(
     *,
     stream: TextIO | None = sys.stderr,
     interactive_human: bool = False,
+    web_human: bool = False,
     start_timeout_s: float = stack_module.START_TIMEOUT_S,
 ) -> RunReport:
     """Start the simulated stack for ``config`` (already a :func:`simulator_config`), run the planned
@@ -1047,6 +1051,10 @@ def run_sim(
     if interactive_human:
         # the person at the terminal decides what to do: the orchestrator must not set a policy
         plans = [_replace(p, policy=INTERACTIVE_POLICY, misbehave=()) for p in plans]
+    elif web_human:
+        # the person plays in the browser: the simulated person (still running, so that the page can
+        # hand it the game back) stands aside
+        plans = [_replace(p, policy=WEB_POLICY, misbehave=()) for p in plans]
     fresh_state(config)
     exclude = {"simhuman"} if interactive_human else set()
     files = stack_module.prepare(config, command="sim", exclude=exclude)
@@ -1062,6 +1070,9 @@ def run_sim(
         stack.start()
         stack.wait_running(timeout=start_timeout_s)
         stack.wait_heartbeats(config, timeout=start_timeout_s)
+        url = stack_module.console_url(config, files)
+        if stream is not None and url:
+            print(f"sanzi sim: the console is at {url}", file=stream, flush=True)
         if interactive_human:
             human = start_interactive_human(files)
         results = asyncio.run(_run(config, plans, Progress(None if interactive_human else stream)))

@@ -118,6 +118,8 @@ def prepare(
     Path(config.runtime.state_dir).mkdir(mode=0o700, parents=True, exist_ok=True)
     mode = mode_of(config)
     programs = tuple(processes_for(mode, exclude=frozenset(exclude)))
+    # the console writes its address when it listens: a file left by an earlier run must not be taken
+    Path(config.console.address_file).unlink(missing_ok=True)
     config_file = runtime / sv.RUNTIME_CONFIG_NAME
     config_file.write_text(config_toml(config))
     paths = sv.runtime_paths(runtime, log_dir, python, PROJECT_ROOT, config_file)
@@ -131,6 +133,22 @@ def prepare(
         mode=mode,
         programs=programs,
     )
+
+
+def console_url(config: Any, files: StackFiles, timeout: float = 5.0) -> str:
+    """The browser console's address once it listens (read from ``console.address_file``), or "" when
+    the stack runs no console or it does not listen within ``timeout`` (its port taken: its log says)."""
+    if "console" not in {p.name for p in files.programs}:
+        return ""
+    path = Path(config.console.address_file)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            url = path.read_text().strip()
+            if url:
+                return url
+        time.sleep(POLL_S)
+    return ""
 
 
 def running_config(config: Any) -> Any:

@@ -75,6 +75,9 @@ class WorldState(Message, frozen=True):
     #: ids of the last world actions taken (applied or refused), oldest first: a sender publishes an
     #: action again until its id shows here (a bus restart loses what is sent meanwhile).
     actions_seen: list[str] = []
+    #: the simulator's speed factor now (``simworld.speed``, changed at run time by a ``speed`` action);
+    #: the simulated person divides its pauses by it. 0: not said (a simulator older than the field).
+    speed: float = 0.0
 
 
 class WorldAction(Message, frozen=True):
@@ -87,10 +90,12 @@ class WorldAction(Message, frozen=True):
     - ``hand``: show (``present``) or withdraw the hand over ``to_square`` (or the board's centre).
     - ``board``: set the board's pose (``x_mm``, ``y_mm``, ``angle_deg``): the operator turned it (task 3).
     - ``reset``: put every piece back in its supply column (between tasks).
+    - ``speed``: run the simulator at ``speed`` (the factor every motion and the simulated person's
+      pauses are divided by) from now on.
     """
 
     action_id: str
-    kind: Literal["place", "move", "remove", "hand", "board", "reset"]
+    kind: Literal["place", "move", "remove", "hand", "board", "reset", "speed"]
     colour: Colour | None = None
     from_square: int | None = None
     to_square: int | None = None
@@ -98,6 +103,7 @@ class WorldAction(Message, frozen=True):
     x_mm: float | None = None
     y_mm: float | None = None
     angle_deg: float | None = None
+    speed: float | None = None
 
 
 class FaultInjection(Message, frozen=True):

@@ -43,6 +43,10 @@ TOPICS: dict[str, Topic] = {
     "camera.frame": Topic(CameraFrame, rate_hz=30.0, channel=Channel.FRAME, logged=False),
     "vision.board": Topic(BoardObservation, rate_hz=30.0),
     "vision.stable": Topic(BoardObservation),
+    #: the frames vision reads from its own camera (hardware: a device, a video file or a URL), passed on
+    #: for viewers such as the console; the simulator's frames are on camera.frame already. Nobody
+    #: subscribed: the publisher drops them at once.
+    "vision.frame": Topic(CameraFrame, rate_hz=30.0, channel=Channel.FRAME, logged=False),
     "panel.button": Topic(ButtonPress),
     "panel.state": Topic(PanelState),
     "operator.command": Topic(OperatorCommand),

@@ -8,7 +8,8 @@ device must punish; task 5: perfect play, a draw; task 6: the person moves one o
 A live line shows task, move and phase; a table ends the run, and ``--summary FILE.json`` writes it as
 JSON. Exit code 0 only when every task met its contest requirement, checked against the simulated world.
 
-``sanzi sim --human you`` plays the games with you at the terminal instead of the simulated person.
+``sanzi sim --human you`` plays the games with you at the terminal instead of the simulated person;
+``sanzi sim --human web`` with you clicking in the browser console (its address is printed).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--human",
         metavar="POLICY",
         help="the simulated person's policy in the games: perfect, random, greedy, mistake:N, "
-        "or 'you' to play at this terminal (default per task: 4 mistake:1, 5 and 6 perfect)",
+        "'you' to play at this terminal, or 'web' to play by clicking in the browser console "
+        "(default per task: 4 mistake:1, 5 and 6 perfect)",
     )
     parser.add_argument(
         "--misbehave",
@@ -76,7 +78,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    interactive = args.human == "you"
+    web = args.human == simrun.WEB_POLICY
+    interactive = args.human == "you" or web
     tasks = (
         tuple(args.task) if args.task else (INTERACTIVE_DEFAULT_TASKS if interactive else simrun.ALL_TASKS)
     )
@@ -96,11 +99,15 @@ def run(args: argparse.Namespace) -> int:
     except (config_module.ConfigError, simrun.SimError) as exc:
         print(f"sanzi sim: {exc}", file=sys.stderr)
         return 2
-    if interactive:
+    if web:
+        print("sanzi sim: you play the person in the browser console (its address follows).", file=sys.stderr)
+    elif interactive:
         print("sanzi sim: you play the person; the simulated stack plays the device.", file=sys.stderr)
     try:
         with stack_module.stop_on_signals():
-            report = simrun.run_sim(config, options, stream=sys.stderr, interactive_human=interactive)
+            report = simrun.run_sim(
+                config, options, stream=sys.stderr, interactive_human=interactive and not web, web_human=web
+            )
     except stack_module.StackError as exc:
         print(f"sanzi sim: {exc}", file=sys.stderr)
         return 1

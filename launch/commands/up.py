@@ -85,6 +85,9 @@ def run(args: argparse.Namespace) -> int:
             stack.wait_running(timeout=args.timeout)
             stack.wait_heartbeats(config, timeout=args.timeout)
             running = f"{len(files.programs)} processes running ({files.mode}); runtime {files.runtime_dir}"
+            url = stack_module.console_url(config, files)
+            if url:
+                running += f"\n          the console: {url}"
             print(
                 f"sanzi up: {running}\n          `sanzi status` to inspect, `sanzi logs -f` to follow, "
                 "Ctrl-C or `sanzi down` to stop",

@@ -112,6 +112,7 @@ def _sections() -> dict[str, type[Section]]:
     from services.actuator.config import ActuatorConfig, CalibrationConfig
     from services.ai.config import AiConfig
     from services.blackbox.config import BlackboxConfig
+    from services.console.config import ConsoleConfig
     from services.led.config import LedConfig
     from services.referee.config import RefereeConfig
     from services.simcam.config import SimCamConfig
@@ -135,6 +136,7 @@ def _sections() -> dict[str, type[Section]]:
         "simcam": SimCamConfig,
         "simhuman": SimHumanConfig,
         "blackbox": BlackboxConfig,
+        "console": ConsoleConfig,
     }
 
 

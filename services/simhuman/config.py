@@ -6,7 +6,8 @@ from services.common.section import Section
 
 
 class SimHumanConfig(Section):
-    #: "perfect", "random", "greedy", "mistake:N", or "you" (a real person at the terminal).
+    #: "perfect", "random", "greedy", "mistake:N", "you" (a real person at the terminal)
+    #: or "web" (a real person clicking in the browser console; the simulated person does nothing).
     policy: str = "perfect"
     #: misbehaviours to commit, e.g. ["two-pieces"]; names as in the simulator's docs.
     misbehave: list[str] = []

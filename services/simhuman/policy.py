@@ -12,7 +12,9 @@ from typing import Final
 
 import engine
 
-POLICY_NAMES: Final = ("perfect", "random", "greedy", "mistake:N", "you")
+POLICY_NAMES: Final = ("perfect", "random", "greedy", "mistake:N", "you", "web")
+#: the policies in which a real person chooses: at the terminal ("you") or in the browser console ("web").
+PERSON_POLICIES: Final = frozenset({"you", "web"})
 
 
 class PolicyError(ValueError):
@@ -109,10 +111,11 @@ class MistakePolicy(Policy):
 
 
 class InteractivePolicy(Policy):
-    """Policy "you": the person at the terminal chooses (see :mod:`.interactive`); never asked here."""
+    """Policy "you" or "web": a real person chooses, at the terminal (see :mod:`.interactive`) or by
+    clicking in the browser console (the simulated person then does nothing); never asked here."""
 
     def choose(self, board: str, piece: str, move_index: int, rng: random.Random) -> int:
-        raise PolicyError("policy 'you': the person at the terminal chooses the square")
+        raise PolicyError(f"policy {self.name!r}: a real person chooses the square")
 
 
 def _need_move(board: str) -> list[int]:
@@ -125,7 +128,7 @@ def _need_move(board: str) -> list[int]:
 def make_policy(spec: str) -> Policy:
     """``"perfect"``, ``"random"``, ``"greedy"`` or ``"mistake:N"`` (N >= 1) -> a :class:`Policy`.
 
-    ``"you"`` gives an :class:`InteractivePolicy` (the terminal chooses; see :mod:`.interactive`).
+    ``"you"`` and ``"web"`` give an :class:`InteractivePolicy` (the terminal, or the browser, chooses).
 
     :raises PolicyError: for anything else.
     """
@@ -134,7 +137,7 @@ def make_policy(spec: str) -> Policy:
         return PerfectPolicy(spec)
     if name == "random" and not arg:
         return RandomPolicy(spec)
-    if name == "you" and not arg:
+    if name in PERSON_POLICIES and not arg:
         return InteractivePolicy(spec)
     if name == "greedy" and not arg:
         return GreedyPolicy(spec)

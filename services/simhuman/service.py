@@ -3,7 +3,8 @@ button (``sim.button``), per :mod:`.person` (or the terminal, policy "you").
 
 One plan runs at a time. States arriving meanwhile are kept (the newest only) and looked at when the
 plan has finished: the referee holds ``waiting-for-person`` until the button, so nothing is lost.
-``sim.human`` (HumanSetup) replaces the policy and misbehaviours between games.
+``sim.human`` (HumanSetup) replaces the policy and misbehaviours between games; the pauses follow the
+speed factor ``sim.world`` reports.
 
 Like a person, it presses again when the lamp still asks ``simhuman.repress_s`` after a press (one lost
 with a restart of the panel). Its hand is never lost: a world action is published again (same id; the
@@ -37,6 +38,8 @@ BOUNCE_S: Final = 0.002
 #: a world action the world has not taken within this is published again; given up after ACTION_GIVE_UP_S.
 ACTION_RESEND_S: Final = 0.25
 ACTION_GIVE_UP_S: Final = 10.0
+#: the policy of a person playing in the browser console: the simulated person stands aside.
+WEB_POLICY: Final = "web"
 #: the main loop looks at the lamp at least this often (to press again).
 LOOK_S: Final = 0.25
 
@@ -91,6 +94,8 @@ class SimHuman(Service):
         super().__init__(config, log)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
+        #: the simulator's speed factor: the configuration's, then the world's (``sim.world``'s ``speed``).
+        self.speed = config.simworld.speed
         self.person = self._make_person(config.simhuman)
         self.latest: GameState | None = None
         self.presses = 0
@@ -98,7 +103,7 @@ class SimHuman(Service):
         self.sub: Any = None
 
     def _make_person(self, cfg: Any) -> Person:
-        return Person(cfg, speed=self.config.simworld.speed)
+        return Person(cfg, speed=self.speed)
 
     @property
     def interactive(self) -> bool:
@@ -142,6 +147,10 @@ class SimHuman(Service):
         match message:
             case GameState():
                 self.offer(message)
+            case WorldState(speed=speed) if speed > 0 and speed != self.speed:
+                # the simulator was sped up or slowed down (the console's speed control)
+                self.speed = self.person.speed = speed
+                self.log.info("new speed", speed=speed)
             case HumanSetup():
                 cfg = msgspec.structs.replace(
                     self.person.config,
@@ -157,6 +166,8 @@ class SimHuman(Service):
                     self.log.warning("behaviour rejected", error=str(exc))
 
     async def plan(self, state: GameState) -> list[Step]:
+        if self.person.config.policy == WEB_POLICY:
+            return []  # the person plays in the browser console: nothing to do here
         if not self.interactive:
             return self.person.on_state(state)
         if not self.person.is_my_turn(state):

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from services.common.section import Section
+
+#: the speed factors the simulator runs at (``speed``, and a ``speed`` world action at run time): a
+#: tenth of real time up to a hundred times it.
+MIN_SPEED: Final = 0.1
+MAX_SPEED: Final = 100.0
 
 
 class SimWorldConfig(Section):

@@ -25,12 +25,12 @@ from typing import Any, Final
 
 from messages import WorldAction, WorldState
 
-from .config import SimWorldConfig
+from .config import MAX_SPEED, MIN_SPEED, SimWorldConfig
 from .faults import Faults
 from .frame import FrameEngine
 from .grbl import GrblEngine
 from .motion import Planner
-from .world import World
+from .world import World, WorldError
 
 #: poll period while something moves or waits (seconds): the interpolation's time resolution.
 BUSY_POLL_S: Final = 0.002
@@ -171,14 +171,36 @@ class EmulatedController:
             self.faults.add(kind, count)
 
     def apply(self, action: WorldAction) -> None:
-        """The person's action on the world (see :meth:`.world.World.apply`)."""
+        """The person's action on the world (see :meth:`.world.World.apply`); a ``speed`` action sets
+        the speed factor (:meth:`set_speed`). :raises WorldError: the world is then unchanged."""
         with self.lock:
-            self.world.apply(action)
+            if action.kind == "speed":
+                self.set_speed(action.speed)
+            else:
+                self.world.apply(action)
+
+    def set_speed(self, speed: float | None) -> None:
+        """Run at ``speed`` from now on: motions planned from now take ``1/speed`` of their simulated
+        time (one under way finishes at the old speed), and simulated time goes on without a jump.
+        :raises WorldError: unless ``MIN_SPEED <= speed <= MAX_SPEED``."""
+        if speed is None or isinstance(speed, bool) or not MIN_SPEED <= speed <= MAX_SPEED:
+            raise WorldError(f"speed must be a factor from {MIN_SPEED:g} to {MAX_SPEED:g}, got {speed!r}")
+        import msgspec
+
+        with self.lock:
+            now = self.clock()
+            self._tick_locked(now)
+            # keep sim_time_s continuous: (now - started_at) * speed is what it was
+            self.started_at = now - (now - self.started_at) * self.sim.speed / speed
+            self.sim = msgspec.structs.replace(self.sim, speed=float(speed))
+            self.planner.speed = float(speed)
 
     def snapshot(self) -> WorldState:
+        import msgspec
+
         with self.lock:
             self._tick_locked(self.clock())
-            return self.world.snapshot()
+            return msgspec.structs.replace(self.world.snapshot(), speed=self.sim.speed)
 
     # ------------------------------------------------------------------ the pty
 

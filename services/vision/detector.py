@@ -203,6 +203,37 @@ class Detection:
             return "?" * 9
         return "".join(s.char for s in self.squares)
 
+    @classmethod
+    def from_observation(cls, obs: BoardObservation) -> Detection:
+        """The detection a bus message carries (the inverse of :meth:`to_observation`, as far as the
+        message goes: no cells, polarity or contrast), so that a reader of ``vision.board`` draws it with
+        :func:`services.vision.annotate.annotate` like vision itself does."""
+        return cls(
+            found=obs.found,
+            pose=obs.pose,
+            squares=tuple(
+                SquareReading(
+                    number=s.number,
+                    state=s.state,
+                    confidence=s.confidence,
+                    center_px=(s.center_px.x, s.center_px.y) if s.center_px is not None else (0.0, 0.0),
+                )
+                for s in obs.squares
+                if s.center_px is not None
+            ),
+            supply=tuple(
+                SupplyReading(
+                    colour=p.colour, center_px=(p.center_px.x, p.center_px.y), radius_px=p.radius_px
+                )
+                for p in obs.supply
+            ),
+            occluded=obs.occluded,
+            occlusion=obs.occlusion,
+            pitch_px=pitch_of(obs.pose) if obs.pose is not None else 0.0,
+            problem=obs.problem,
+            processing_ms=obs.processing_ms,
+        )
+
     def to_observation(self, frame_id: int, *, capture_ns: int = 0) -> BoardObservation:
         """This detection as the bus message (not yet stable: the filter decides that)."""
         return BoardObservation(

@@ -7,6 +7,8 @@ observations out.
   on the first frame after a button press without a new window or ``vision.stable``'s repeat.
 - ``vision.stable``: the stable reading when it changes, and again every ``vision.stable_repeat_s`` so a
   restarted referee learns it.
+- ``vision.frame``: on hardware (a camera, a video file or a URL, not the bus), every frame read, as it
+  was read, for viewers such as the console (dropped at the publisher while nobody subscribes).
 - On an anomaly (a stable reading that disagrees with the referee's board while it waits, or a lost
   board) the annotated frame is saved under ``vision.anomaly_dir`` (at most ``anomaly_max_files``).
 
@@ -21,7 +23,9 @@ import sys
 import time
 from typing import Any, Final
 
-from messages import BoardObservation, GameState
+import numpy as np
+
+from messages import BoardObservation, CameraFrame, GameState
 from services.common.log import RateLimiter
 from services.common.shell import Service, run_service
 
@@ -94,6 +98,22 @@ class Vision(Service):
         self.anomalies_saved += 1
         self.log.warning("anomaly", kind=anomaly.kind, detail=anomaly.detail, saved=str(path))
 
+    async def _pass_on(self, frame: Any) -> None:
+        """Publish a frame read from our own camera on ``vision.frame`` for viewers (the console); the
+        bus drops it at the publisher while nobody subscribes."""
+        image = frame.image
+        height, width = image.shape[:2]
+        data = image.tobytes() if image.ndim == 3 else np.repeat(image[:, :, None], 3, axis=2).tobytes()
+        message = CameraFrame(
+            frame_id=frame.frame_id,
+            width=width,
+            height=height,
+            data=data,
+            capture_ns=frame.capture_ns,
+            source=frame.source,
+        )
+        await self.pub.publish("vision.frame", message)
+
     async def run(self) -> None:
         if self.source is None:
             try:
@@ -126,6 +146,8 @@ class Vision(Service):
                     await asyncio.sleep(0.02)
                     continue
                 failures = 0
+                if live:
+                    await self._pass_on(frame)
                 result = await asyncio.to_thread(
                     self.core.process, frame.image, frame.frame_id, frame.capture_ns
                 )

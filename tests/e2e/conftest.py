@@ -84,6 +84,9 @@ def sim_stack(
 ) -> Iterator[SimStack]:
     """Start the simulated stack in ``runtime``; stop it on the way out, whatever happened."""
     base = config_module.load(None, overrides={"runtime": {"dir": str(runtime)}})
+    # the console on a free port: stacks of parallel runs must not compete for one (it says which it
+    # took in console.address_file)
+    extra = config_module.merge_dicts({"console": {"port": 0}}, extra or {})
     config = simrun.simulator_config(base, speed=speed, seed=seed, extra=extra)
     simrun.fresh_state(config)
     files = stack_module.prepare(config, command="e2e", exclude=exclude)

@@ -53,6 +53,9 @@ def test_sanzi_sim_runs_a_task_and_cleans_up(tmp_path_factory: pytest.TempPathFa
             str(SEED),
             "--summary",
             str(summary),
+            # the console on a free port: parallel runs must not compete for 8080
+            "--set",
+            "console.port=0",
         ],
         cwd=REPO,
         env=env,
@@ -62,6 +65,7 @@ def test_sanzi_sim_runs_a_task_and_cleans_up(tmp_path_factory: pytest.TempPathFa
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1/1 tasks met their contest requirement" in done.stdout
+    assert "sanzi sim: the console is at http://127.0.0.1:" in done.stderr
     data = json.loads(summary.read_text())
     assert data["ok"] is True and [t["task"] for t in data["tasks"]] == [2]
     assert data["tasks"][0]["world_board"] == data["tasks"][0]["referee_board"]
