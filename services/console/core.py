@@ -506,7 +506,7 @@ class ClientFlow:
     shown_ns: deque[int] = field(default_factory=lambda: deque(maxlen=LATENCY_SAMPLES))
 
     def offer(self, seq: int, capture_ns: int, data: bytes) -> None:
-        if self.waiting is not None:
+        if self.waiting is not None and self.waiting[0] != seq:
             self.dropped += 1
         self.waiting = (seq, capture_ns, data)
 

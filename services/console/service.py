@@ -373,8 +373,9 @@ class ConsoleService(Service):
                 if msg.type is WSMsgType.TEXT:
                     seq = shown_ack(msg.data)
                     if seq is not None and flow.acked(seq, time.monotonic_ns()):
+                        # The frame loop offers the newest frame and wakes the sender: waking the sender
+                        # here would send what waits, which may be older (offered while this one flew).
                         self._frame_ready.set()
-                        client.wake.set()
         finally:
             self.clients.discard(client)
             sender.cancel()
