@@ -237,6 +237,8 @@ class WorldFile(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     #: ignored (lets a WorldState published on the bus, tag included, be read back as a world file).
     type: str | None = None
     actions_seen: list[str] = []
+    #: ignored too: the simulator's speed is its own setting (``simworld.speed``), not the world's.
+    speed: float = 0.0
 
 
 def _piece_from_spec(

@@ -925,7 +925,7 @@ def _read_squares(
     t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
     differs = np.abs(dev[..., 0]) > t_grey[:, None]
     if n_ch == 3:
-        cdev = np.linalg.norm(dev[..., 1:], axis=2)
+        cdev = np.hypot(dev[..., 1], dev[..., 2])
         c_corner = cdev[:, geo.corner]
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
@@ -956,17 +956,30 @@ def _read_squares(
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = params.piece_min_fill
     evidences, centres_off, edges = _piece_evidence(differs, geo, body_zone)
-    faint = _piece_evidence(differs_faint, geo, body_zone)
+    # The second look only where the first saw nothing and the middle itself is off the plate (a
+    # piece's middle lies within this disc however far off-centre it sits).
+    mid_dev = np.median(dev[:, rad <= MIDDLE_MIN_RADIUS, 0], axis=1)
+    faint_rows = np.flatnonzero(
+        (evidences < f0) & ~background & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * t_faint)
+    )
+    faint = _piece_evidence(differs_faint[faint_rows], geo, body_zone) if faint_rows.size else None
     for k in range(9):
         d = differs[k]
         evidence, centre, edge = float(evidences[k]), centres_off[k], float(edges[k])
         most = 1.0  # the highest confidence this square's reading may have
-        if evidence < f0 and not background[k]:
+        if faint is not None and k in faint_rows:
             # Only a white piece can be that faint: a black one stands out from any plate a white piece
             # shows on (a faint dark middle is the plate between the glows of thick light lines).
             white_from = min(float(line_level[k]), float(plate_grey[k])) + 0.5 * float(contrast[k])
+            row = int(np.flatnonzero(faint_rows == k)[0])
             faint_piece = _faint_piece(
-                k, faint, differs_faint[k], dev[k, :, 0], float(t_faint[k]), geo, far_zones, f0
+                (float(faint[0][row]), faint[1][row], float(faint[2][row])),
+                differs_faint[k],
+                dev[k, :, 0],
+                float(t_faint[k]),
+                geo,
+                far_zones,
+                f0,
             )
             if faint_piece is not None and _middle_grey(grey[k], faint_piece, geo) < white_from:
                 faint_piece = None
@@ -1078,20 +1091,19 @@ def _piece_evidence(
 
 
 def _corner_spreads(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
-    """Median absolute deviation of ``values`` ((9, P), one per pixel of each square's inside) within
-    each corner of each square, around that corner's own median: (corners * 9,)."""
+    """Absolute deviations of ``values`` ((9, P), one per pixel of each square's inside) in the corners
+    of each square, each from its own corner's median: (9, corner pixels)."""
     spreads = []
     for q in range(4):
         sel = geo.corner & (geo.quadrant == q)
         if sel.any():
             z = values[:, sel]
-            spreads.append(np.median(np.abs(z - np.median(z, axis=1, keepdims=True)), axis=1))
-    return np.concatenate(spreads)
+            spreads.append(np.abs(z - np.median(z, axis=1, keepdims=True)))
+    return np.concatenate(spreads, axis=1)
 
 
 def _faint_piece(
-    k: int,
-    faint: tuple[np.ndarray, np.ndarray, np.ndarray],
+    faint: tuple[float, np.ndarray, float],
     d: np.ndarray,
     grey_dev: np.ndarray,
     threshold: float,
@@ -1102,12 +1114,12 @@ def _faint_piece(
     """The second look at square ``k``, which shows no piece at the board's variation: a piece a few grey
     levels off the plate (a white piece on a white plate, in a large piece's shadow) seen at the plate's
     texture (``d``, the square's differing pixels at that finer ``threshold``; ``faint``, the
-    evidence, centre and edge of every square from them). It must be all a piece is, and more: a round
-    body of a piece's size, not elongated, not reaching the corners, and a middle that itself differs
-    from the plate by ``FAINT_BODY_K`` thresholds (board texture and the glow of a shadow differ in
-    patches and rims, not in a whole body). Returns (differing pixels, evidence, centre, edge) or None."""
-    evidences, centres, edges = faint
-    evidence, centre, edge = float(evidences[k]), centres[k], float(edges[k])
+    evidence, centre and edge from them, as :func:`_piece_evidence` gives). It must be all a piece is,
+    and more: a round body of a piece's size, not elongated, not reaching the corners, and a middle
+    that itself differs from the plate by ``FAINT_BODY_K`` thresholds (board texture and the glow of a
+    shadow differ in patches and rims, not in a whole body).
+    Returns (differing pixels, evidence, centre, edge) or None."""
+    evidence, centre, edge = faint
     if evidence < f0 or not PIECE_MIN_RADIUS <= edge < PIECE_MAX_EDGE:
         return None
     rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
@@ -1178,6 +1190,8 @@ FAINT_BODY_K: Final = 1.5
 #: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
 FAINT_EDGE_SHARE: Final = 0.7
 FAINT_MAX_CONFIDENCE: Final = 0.85
+#: squares looked at again: their very middle off the plate by this share of what a faint body needs.
+FAINT_PREFILTER: Final = 0.5
 #: the corners start this far (pitches) beyond the largest piece that fits between the lines.
 CORNER_PIECE_MARGIN: Final = 0.03
 #: the squares' corners (plate) start this far from their centres, in pitches.
