@@ -26,6 +26,8 @@ MATE_THRESHOLD: Final = WIN - 10_000
 #: Moves searched at the root and below (best first by the ordering); the rest are pruned.
 ROOT_WIDTH: Final = 20
 NODE_WIDTH: Final = 10
+#: Transposition table entries kept between searches unless a memory limit says otherwise.
+DEFAULT_MAX_ENTRIES: Final = 2_000_000
 #: Deepest iteration tried.
 MAX_DEPTH: Final = 30
 #: Bonus for the side to move when it holds an open three: it moves first to make the open four.
@@ -81,6 +83,8 @@ class Searcher:
         self.history: list[int] = [0] * board.cells_count
         self.killers: list[list[Square]] = [[] for _ in range(MAX_DEPTH * 4 + 8)]
         self.nodes = 0
+        #: the table is emptied before a search when it holds more entries than this (memory limit)
+        self.max_entries = DEFAULT_MAX_ENTRIES
         self._deadline: Deadline | None = None
 
     # ------------------------------------------------------------------------------------------ public
@@ -92,6 +96,8 @@ class Searcher:
         moves considered at the root."""
         self.nodes = 0
         self._deadline = deadline
+        if len(self.table) > self.max_entries:
+            self.table.clear()
         self.killers = [[] for _ in range(len(self.killers))]
         moves = self._ordered(0, None, self.root_width, root_moves)
         if not moves:
