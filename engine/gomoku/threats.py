@@ -125,12 +125,28 @@ class ThreatSearch:
     def _vct(self, attacker: Color, threats_left: int, max_fours: int) -> list[Square] | None:
         board = self.board
         defender = other(attacker)
-        if threats_left <= 0 or board.win_squares(defender):
-            return None  # a defender four must be answered by a four: that is VCF's business
+        if threats_left <= 0:
+            return None
         memo_key = board.hash ^ attacker
         if self._failed_vct.get(memo_key, -1) >= threats_left:
             return None
         self._tick()
+        counter = board.win_squares(defender)
+        if counter:
+            # The defender's four must be blocked. The block is no threat, but the attacker's standing threes
+            # may still win against whatever the defender does with the tempo.
+            line = None
+            if len(counter) == 1:
+                (block,) = counter
+                board.place(block, attacker)
+                try:
+                    line = self._refute_all(attacker, threats_left, max_fours)
+                finally:
+                    board.remove()
+            if line is None:
+                self._failed_vct[memo_key] = threats_left
+                return None
+            return [block, *line]
         threes = _ordered(board, board.three_squares(attacker), attacker)[:VCT_MAX_THREES]
         for move in threes:
             board.place(move, attacker)
