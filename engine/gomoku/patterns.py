@@ -75,6 +75,10 @@ SHAPE_SCORE: Final = (0, 4, 40, 160, 180, 1200, 1500, 20_000, 200_000)
 _PARENT_SHAPE: Final = {OPEN_FOUR: OPEN_THREE, FOUR: THREE, OPEN_THREE: OPEN_TWO, THREE: TWO}
 
 
+#: Empty squares kept beyond a segment's outer stones when it is analysed (see analyse_line).
+_MARGIN: Final = 5
+
+
 def _run_through(length: int, mask: int, i: int) -> int:
     """Length of the run of stones a stone on empty square ``i`` would join (itself included)."""
     run = 1
@@ -192,11 +196,19 @@ def analyse_line(key: int, exact: bool) -> LineInfo:
         side_wins: list[int] = []
         side_fours: list[int] = []
         side_threes: list[int] = []
-        for start, length in _segments(key, color):
+        for seg_start, seg_length in _segments(key, color):
             mask = 0
-            for i in range(length):
-                if key >> (SQUARE_BITS * (start + i)) & 3 == color:
+            for i in range(seg_length):
+                if key >> (SQUARE_BITS * (seg_start + i)) & 3 == color:
                     mask |= 1 << i
+            if mask:
+                # Only squares within _MARGIN of the outer stones matter: every five these stones can take
+                # part in lies within four of one of them, and one square more decides an overline.
+                first, last = (mask & -mask).bit_length() - 1, mask.bit_length() - 1
+                lo, hi = max(0, first - _MARGIN), min(seg_length, last + _MARGIN + 1)
+                start, length, mask = seg_start + lo, hi - lo, mask >> lo
+            else:
+                start, length = seg_start, seg_length
             shape = segment_shape(length, mask, exact)
             counts[side * SHAPES + shape] += 1
             score[side] += SHAPE_SCORE[shape]
