@@ -346,8 +346,8 @@ def vcf_set(count: int, limit: float, seed: int) -> None:
         solved += line is not None and elapsed <= limit
     print(
         f"VCF set: {count} positions (3+ fours each, proven by exhaustive play-out): "
-        f"solved within {limit:g} s: {solved}/{count} = {solved / count:.0%}; median {statistics.median(times) * 1000:.1f} ms, "
-        f"max {max(times) * 1000:.1f} ms"
+        f"solved within {limit:g} s: {solved}/{count} = {solved / count:.0%}; "
+        f"median {statistics.median(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms"
     )
 
 
