@@ -300,34 +300,38 @@ def proven_by_play_out(grid: list[list[int]], attacker: int, line: list[tuple[in
 
 
 def build_vcf_set(count: int, seed: int) -> list[tuple[GomokuBoard, int]]:
+    """Positions from seeded games of a greedy random player (one of the four squares that raise its shape
+    most), each the first of its game where the side to move has a win of three fours or more."""
     rng = random.Random(seed)
     out: list[tuple[GomokuBoard, int]] = []
-    tried = 0
+    games = 0
     started = time.perf_counter()
     while len(out) < count:
-        tried += 1
+        games += 1
         board = GomokuBoard(SIZE)
-        for _ in range(rng.randint(14, 30)):
-            # Random play near the stones, biased to the squares that make shapes, so fours appear.
+        for x, y in openings(1, rng)[0]:
+            board.play(board.index(x, y))
+        for _ in range(60):
             moves = board.candidates()
             moves.sort(key=lambda sq: -board.move_gain(sq, board.to_move))
-            board.play(rng.choice(moves[:8]))
+            board.play(rng.choice(moves[:4]))
+            attacker = board.to_move
             if board.winner() is not None:
                 break
-        attacker = board.to_move
-        if board.winner() or board.win_squares(attacker) or board.win_squares(other(attacker)):
-            continue
-        try:
-            line = ThreatSearch(board, max_nodes=200_000).vcf(attacker, max_fours=12)
-        except ThreatTimeout:
-            continue
-        if line is None or len(line) < 5:
-            continue
-        grid = [[board.cells[y * SIZE + x] for x in range(SIZE)] for y in range(SIZE)]
-        if not proven_by_play_out(grid, attacker, [board.xy(sq) for sq in line]):
-            raise AssertionError(f"the engine's VCF failed the bench's exhaustive check:\n{board}")
-        out.append((board.copy(), attacker))
-    print(f"  built from {tried} random positions in {time.perf_counter() - started:.0f} s")
+            if board.win_squares(attacker) or board.win_squares(other(attacker)):
+                continue
+            try:
+                line = ThreatSearch(board, max_nodes=20_000).vcf(attacker, max_fours=12)
+            except ThreatTimeout:
+                continue
+            if line is None or len(line) < 5:
+                continue
+            grid = [[board.cells[y * SIZE + x] for x in range(SIZE)] for y in range(SIZE)]
+            if not proven_by_play_out(grid, attacker, [board.xy(sq) for sq in line]):
+                raise AssertionError(f"the engine's VCF failed the bench's exhaustive check:\n{board}")
+            out.append((board.copy(), attacker))
+            break
+    print(f"  built from {games} greedy random games in {time.perf_counter() - started:.0f} s")
     return out
 
 

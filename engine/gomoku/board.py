@@ -20,8 +20,10 @@ from 0 at the top left).
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Final
 
 from ..board import Board, geometry
@@ -37,6 +39,67 @@ DIRECTIONS: Final = ((1, 0), (0, 1), (1, 1), (-1, 1))
 NEAR_RADIUS: Final = 2
 #: Seed of the Zobrist keys: fixed, so hashes (and the searches that use them) are reproducible.
 _ZOBRIST_SEED: Final = 0x5A9_21
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """What depends only on the board's size, built once per size and shared (:func:`layout`)."""
+
+    width: int
+    height: int
+    #: squares of each line that can hold a five, in order along it
+    line_squares: tuple[tuple[Square, ...], ...]
+    #: for each square, (line id, bit shift of the square in the line key) of the lines through it
+    square_lines: tuple[tuple[tuple[int, int], ...], ...]
+    #: for each square, the squares within NEAR_RADIUS king moves
+    neighbours: tuple[tuple[Square, ...], ...]
+    #: Zobrist keys per square and content, and for the side to move
+    zobrist: tuple[tuple[int, ...], ...]
+    zobrist_side: int
+
+
+@functools.cache
+def layout(width: int, height: int) -> Layout:
+    """The shared :class:`Layout` of a ``width`` x ``height`` board."""
+    cells = width * height
+    line_squares: list[tuple[Square, ...]] = []
+    square_lines: list[list[tuple[int, int]]] = [[] for _ in range(cells)]
+    for dx, dy in DIRECTIONS:
+        for y0 in range(height):
+            for x0 in range(width):
+                if 0 <= x0 - dx < width and 0 <= y0 - dy < height:
+                    continue  # not the first square of its line
+                squares: list[int] = []
+                x, y = x0, y0
+                while 0 <= x < width and 0 <= y < height:
+                    squares.append(y * width + x)
+                    x, y = x + dx, y + dy
+                if len(squares) < 5:
+                    continue  # no five fits: the line never matters
+                for pos, sq in enumerate(squares):
+                    square_lines[sq].append((len(line_squares), SQUARE_BITS * pos))
+                line_squares.append(tuple(squares))
+    neighbours = tuple(
+        tuple(
+            y * width + x
+            for y in range(max(0, y0 - NEAR_RADIUS), min(height, y0 + NEAR_RADIUS + 1))
+            for x in range(max(0, x0 - NEAR_RADIUS), min(width, x0 + NEAR_RADIUS + 1))
+            if (x, y) != (x0, y0)
+        )
+        for y0 in range(height)
+        for x0 in range(width)
+    )
+    rng = random.Random(_ZOBRIST_SEED ^ cells)
+    zobrist = tuple(tuple(rng.getrandbits(64) for _ in range(4)) for _ in range(cells))
+    return Layout(
+        width,
+        height,
+        tuple(line_squares),
+        tuple(tuple(lines) for lines in square_lines),
+        neighbours,
+        zobrist,
+        rng.getrandbits(64),
+    )
 
 
 class GomokuBoard:
@@ -56,56 +119,26 @@ class GomokuBoard:
         self.cells_count = self.width * self.height
         self.table = line_table(self.rule.exact)
         self.cells: list[Color] = [EMPTY] * self.cells_count
+        shape = layout(self.width, self.height)
         #: squares of each line, in order along it
-        self.line_squares: list[tuple[Square, ...]] = []
-        #: for each square, (line id, bit shift of the square in the line key) of the four lines through it
-        self.square_lines: list[list[tuple[int, int]]] = [[] for _ in range(self.cells_count)]
-        self._build_lines()
+        self.line_squares = shape.line_squares
+        #: for each square, (line id, bit shift of the square in the line key) of the lines through it
+        self.square_lines = shape.square_lines
+        self._neighbours = shape.neighbours
+        self._zobrist = shape.zobrist
+        self._zobrist_side = shape.zobrist_side
         self.keys: list[int] = [len(sq) << LENGTH_SHIFT for sq in self.line_squares]
-        empty_infos = [self.table[k] for k in self.keys]
-        self.counts: list[int] = [sum(i.counts[s] for i in empty_infos) for s in range(2 * SHAPES)]
+        self.counts: list[int] = [0] * (2 * SHAPES)
+        for key in self.keys:
+            for i, n in enumerate(self.table[key].counts):
+                self.counts[i] += n
         self.scores: list[int] = [0, 0, 0]  # indexed by colour; [0] unused
-        rng = random.Random(_ZOBRIST_SEED ^ self.cells_count)
-        self._zobrist = [[rng.getrandbits(64) for _ in range(4)] for _ in range(self.cells_count)]
-        self._zobrist_side = rng.getrandbits(64)
         self.hash = 0
         self.to_move: Color = BLACK
         self.history: list[tuple[Square, Color]] = []
         self.near: list[int] = [0] * self.cells_count
-        self._neighbours = [self._around(sq, NEAR_RADIUS) for sq in range(self.cells_count)]
 
     # ------------------------------------------------------------------------------------------ geometry
-    def _build_lines(self) -> None:
-        w, h = self.width, self.height
-        starts: list[tuple[int, int, int, int]] = []
-        for dx, dy in DIRECTIONS:
-            for y in range(h):
-                for x in range(w):
-                    px, py = x - dx, y - dy
-                    if 0 <= px < w and 0 <= py < h:
-                        continue  # not the first square of its line
-                    starts.append((x, y, dx, dy))
-        for x, y, dx, dy in starts:
-            squares: list[int] = []
-            while 0 <= x < w and 0 <= y < h:
-                squares.append(y * w + x)
-                x, y = x + dx, y + dy
-            if len(squares) < 5:
-                continue  # no five fits: the line never matters
-            line_id = len(self.line_squares)
-            self.line_squares.append(tuple(squares))
-            for pos, sq in enumerate(squares):
-                self.square_lines[sq].append((line_id, SQUARE_BITS * pos))
-
-    def _around(self, square: Square, radius: int) -> tuple[Square, ...]:
-        x0, y0 = square % self.width, square // self.width
-        return tuple(
-            y * self.width + x
-            for y in range(max(0, y0 - radius), min(self.height, y0 + radius + 1))
-            for x in range(max(0, x0 - radius), min(self.width, x0 + radius + 1))
-            if (x, y) != (x0, y0)
-        )
-
     def index(self, x: int, y: int) -> Square:
         """The square at column ``x``, row ``y``.
 
