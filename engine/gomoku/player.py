@@ -19,12 +19,13 @@ hard      12     3.0     also VCT wins, a deeper search
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
 from .board import GomokuBoard, Square
 from .clock import VCF_SHARE, VCT_SHARE, Clock, Deadline
-from .rules import GomokuError, other
+from .rules import Color, GomokuError, other
 from .search import Searcher
 from .threats import ThreatSearch, ThreatTimeout
 
@@ -157,7 +158,7 @@ class GomokuPlayer:
             line=result.pv or [result.move],
         )
 
-    def _defences(self, opp: int, their_line: list[Square], deadline: Deadline) -> list[Square]:
+    def _defences(self, opp: Color, their_line: list[Square], deadline: Deadline) -> list[Square]:
         """Our moves after which the opponent's VCF ``their_line`` and any other VCF of theirs fail (our own
         fours included, which they must answer); if none does, the squares of their line, to resist."""
         board = self.board
@@ -178,9 +179,9 @@ class GomokuPlayer:
         return kept or [m for m in their_line[::2] if board.cells[m] == 0][:1] or board.candidates()[:1]
 
 
-def _try(search: object, color: int) -> list[Square] | None:
+def _try(search: Callable[[Color], list[Square] | None], color: Color) -> list[Square] | None:
     """Run a threat search, treating a timeout as "nothing found"."""
     try:
-        return search(color)  # type: ignore[operator]
+        return search(color)
     except ThreatTimeout:
         return None

@@ -90,22 +90,34 @@ class ThreatSearch:
         if threats:
             moves &= threats
         for move in _ordered(board, moves, attacker):
-            board.place(move, attacker)
-            wins = board.win_squares(attacker)
-            if len(wins) >= 2 or board.has_five(attacker):
-                board.remove()
-                return [move]
-            if wins:
-                (reply,) = wins
-                board.place(reply, defender)
-                line = None if board.has_five(defender) else self._vcf(attacker, fours_left - 1)
-                board.remove()
-                if line is not None:
-                    board.remove()
-                    return [move, reply, *line]
-            board.remove()
+            line = self._after_four(attacker, move, fours_left)
+            if line is not None:
+                return line
         self._failed_vcf[memo_key] = fours_left
         return None
+
+    def _after_four(self, attacker: Color, move: Square, fours_left: int) -> list[Square] | None:
+        """The VCF starting with the attacker's four on ``move``, or None. The board is restored even when
+        the budget runs out inside."""
+        board = self.board
+        board.place(move, attacker)
+        try:
+            wins = board.win_squares(attacker)
+            if len(wins) >= 2 or board.has_five(attacker):
+                return [move]
+            if len(wins) != 1:
+                return None
+            (reply,) = wins
+            board.place(reply, other(attacker))
+            try:
+                if board.has_five(other(attacker)):
+                    return None
+                line = self._vcf(attacker, fours_left - 1)
+            finally:
+                board.remove()
+            return None if line is None else [move, reply, *line]
+        finally:
+            board.remove()
 
     # ------------------------------------------------------------------------------------------- VCT
     def vct(

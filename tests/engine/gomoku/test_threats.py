@@ -213,3 +213,17 @@ def test_every_vct_found_in_random_positions_survives_every_defence() -> None:
         if proven == 3:
             break
     assert proven == 3
+
+
+def test_a_search_stopped_by_its_budget_leaves_the_board_as_it_was() -> None:
+    stopped = 0
+    for max_nodes in (1, 2, 3, 5, 8, 13, 40):
+        for text, attacker in ((VCF_BLACK, BLACK), (VCT_FORK_COUNTER, BLACK), (VCF_WHITE, WHITE)):
+            board = GomokuBoard.from_text(text, to_move=attacker)
+            before = (str(board), board.hash, list(board.counts), list(board.near), len(board.history))
+            try:
+                ThreatSearch(board, max_nodes=max_nodes).vct(attacker, max_fours=30)
+            except ThreatTimeout:
+                stopped += 1
+            assert (str(board), board.hash, board.counts, board.near, len(board.history)) == before
+    assert stopped >= 8
