@@ -61,6 +61,10 @@ PATTERNS = (  # (pattern over "1" = own stone, "0" = empty, score)
 )
 
 
+#: Rewrites a line's text so that ``who``'s stones read "1" and the opponent's "2".
+_AS_OWN = {1: str.maketrans("12", "12"), 2: str.maketrans("12", "21")}
+
+
 class Reference:
     """Depth-2 alpha-beta with a pattern evaluation and moves next to stones, tutorial style."""
 
@@ -84,7 +88,7 @@ class Reference:
         for line in self.lines(grid):
             text = "".join(str(c) for c in line)
             for who, sign in ((me, 1), (3 - me, -1)):
-                own = text.replace(str(who), "1").replace(str(3 - who), "2")
+                own = text.translate(_AS_OWN[who])
                 for pattern, value in PATTERNS:
                     if pattern in own:
                         score += sign * value * own.count(pattern)
