@@ -13,7 +13,9 @@ Run from the repository root as ``python bench/gomoku.py`` (or ``python -m bench
   by its own exhaustive check (every defender reply, at every turn, on its own list-of-lists rules); then
   the share the engine solves within ``--vcf-limit`` seconds (default 1) from a cold start, and the median;
 * **speed**: the PVS's nodes per second on middle-game positions, and the reference's, with the ratio;
-* **time to a move** at each level on the same positions (median and maximum).
+* **time to a move** at each level on the same positions (median and maximum);
+* **protocol**: two ``sanzi pbrain`` processes play a game through pipes under ``--timeout-turn``; the
+  slowest answer is what a Gomocup manager would hold against ``timeout_turn``.
 
 The machine may be shared: ``--games 10 --time 0.2`` gives a quick look; the defaults are the issue's.
 """
@@ -21,8 +23,10 @@ The machine may be shared: ``--games 10 --time 0.2`` gives a quick look; the def
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -426,6 +430,67 @@ def time_to_move(positions: list[GomokuBoard]) -> None:
         )
 
 
+def protocol_game(timeout_turn_ms: int) -> None:
+    """Two ``sanzi pbrain`` processes play each other through pipes, managed here as Piskvork would: the
+    slowest answer against ``timeout_turn``."""
+    repo = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, PYTHONPATH=str(repo))
+    brains = [
+        subprocess.Popen(
+            [sys.executable, "-m", "launch.cli", "pbrain"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=repo,
+            env=env,
+            text=True,
+            bufsize=1,
+        )
+        for _ in range(2)
+    ]
+
+    def ask(brain: subprocess.Popen[str], line: str) -> tuple[str, float]:
+        assert brain.stdin is not None and brain.stdout is not None
+        start = time.perf_counter()
+        brain.stdin.write(line + "\r\n")
+        brain.stdin.flush()
+        answer = brain.stdout.readline().strip()
+        return answer, time.perf_counter() - start
+
+    try:
+        for brain in brains:
+            assert ask(brain, f"START {SIZE}")[0] == "OK"
+            for info in (f"INFO timeout_turn {timeout_turn_ms}", "INFO timeout_match 0", "INFO rule 0"):
+                assert brain.stdin is not None
+                brain.stdin.write(info + "\r\n")
+        board = GomokuBoard(SIZE)
+        answer, elapsed = ask(brains[0], "BEGIN")
+        times = [elapsed]
+        turn = 1
+        while True:
+            x, y = (int(v) for v in answer.split(","))
+            board.play(board.index(x, y))
+            if board.winner() is not None or not board.candidates():
+                break
+            answer, elapsed = ask(brains[turn], f"TURN {x},{y}")
+            times.append(elapsed)
+            turn = 1 - turn
+        for brain in brains:
+            assert brain.stdin is not None
+            brain.stdin.write("END\r\n")
+            brain.stdin.flush()
+            brain.wait(timeout=10)
+        print(
+            f"protocol: two pbrain processes, timeout_turn {timeout_turn_ms} ms: {len(times)} moves, "
+            f"slowest answer {max(times) * 1000:.0f} ms, median {statistics.median(times) * 1000:.0f} ms, "
+            f"{'black' if board.winner() == BLACK else 'white' if board.winner() == WHITE else 'nobody'} won"
+        )
+    finally:
+        for brain in brains:
+            if brain.poll() is None:
+                brain.kill()
+                brain.wait()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=100, help="match games (default 100)")
@@ -434,7 +499,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vcf-limit", type=float, default=1.0, help="seconds allowed per VCF position")
     parser.add_argument("--positions", type=int, default=6, help="middle games for speed and time to move")
     parser.add_argument("--seed", type=int, default=16)
-    parser.add_argument("--skip", nargs="*", default=[], choices=["match", "vcf", "speed", "levels"])
+    parser.add_argument("--timeout-turn", type=int, default=1000, help="ms per move in the protocol game")
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["match", "vcf", "speed", "levels", "protocol"]
+    )
     args = parser.parse_args(argv)
     print(f"gomoku bench: {SIZE} x {SIZE}, freestyle, seed {args.seed}")
     if "vcf" not in args.skip:
@@ -445,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
             speed(positions, 1.0)
         if "levels" not in args.skip:
             time_to_move(positions)
+    if "protocol" not in args.skip:
+        protocol_game(args.timeout_turn)
     if "match" not in args.skip:
         match(args.games, args.time, args.seed)
     return 0

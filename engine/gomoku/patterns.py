@@ -18,6 +18,9 @@ TWO             some move makes a three, none an open three
 ONE             any other segment holding a stone
 ==============  ===========================================================================================
 
+Broken shapes are covered by the same words: ``.X.XX.`` is an open three (a broken three) because one
+stone makes ``.XXXX.``; ``XX.XX`` is a four.
+
 A line's analysis (:class:`LineInfo`) is memoised on the line's *key*, an integer holding the line length
 and two bits per square (0 empty, 1 black, 2 white, 3 wall), so a board updates its pattern counts with four
 dictionary look-ups per stone (:class:`engine.gomoku.board.GomokuBoard`).

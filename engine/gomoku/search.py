@@ -113,8 +113,9 @@ class Searcher:
             best_move, best_score, done = move, score, depth
             moves.remove(move)
             moves.insert(0, move)
-            if abs(score) >= MATE_THRESHOLD:
-                break  # proven: deeper search cannot change the result
+            if score >= MATE_THRESHOLD:
+                break  # a win: deeper search cannot improve on it
+            # A "loss" seen through the pruned move lists may be escaped by a move cut at this depth: go on.
         return SearchResult(best_move, best_score, done, self.nodes, self.principal_variation(best_move))
 
     def principal_variation(self, first: Square | None, limit: int = 12) -> list[Square]:
