@@ -20,7 +20,10 @@ The manager sends one command per line; the brain answers as the protocol says:
 
 Coordinates are ``x,y`` from 0, x the column. Any other command is answered ``UNKNOWN``; a malformed or
 impossible command (bad numbers, an occupied square, a move before ``START``) is answered ``ERROR`` with
-the reason, and the brain carries on. Problems found in ``INFO`` lines are held back until the next command
+the reason, and the brain carries on. Inside ``BOARD``, a bad stone line is reported and skipped; a command
+other than ``DONE`` drops the unfinished position (with an ``ERROR``) and is obeyed.
+
+Problems found in ``INFO`` lines are held back until the next command
 that is not ``INFO`` (the manager does not read answers to ``INFO``), then sent as ``MESSAGE`` lines.
 
 Each move is chosen within ``timeout_turn`` less a safety margin (:func:`engine.gomoku.clock.turn_budget`),
@@ -95,9 +98,13 @@ class Brain:
         words = text.split(None, 1)
         command = words[0].upper()
         argument = words[1].strip() if len(words) > 1 else ""
-        if self._board_lines is not None and command != "DONE":
-            return self._board_line(text)
         reply = Reply()
+        if self._board_lines is not None and command != "DONE":
+            if command not in _HANDLERS:
+                return self._board_line(text)
+            # A command inside BOARD: the manager gave up on the position. Say so and obey the command.
+            self._board_lines = None
+            reply.lines.append(f"ERROR BOARD ended by {command} without DONE; the position was dropped")
         if command != "INFO":
             reply.lines.extend(self._held)
             self._held.clear()

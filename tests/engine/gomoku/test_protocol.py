@@ -43,7 +43,11 @@ def move_of(text: str) -> tuple[int, int]:
 
 def test_start_begin_turn_and_about() -> None:
     brain = Brain(clock=FakeClock())
-    assert talk(brain, "START 15") == ["OK"]
+    assert talk(brain, "DONE", "START 15")[-1] == "OK"
+    assert talk(brain, "BOARD", "1,1,1", "START 15") == [
+        "ERROR BOARD ended by START without DONE; the position was dropped",
+        "OK",
+    ]
     assert talk(brain, "INFO timeout_turn 300", "INFO timeout_match 0", "INFO max_memory 83886080") == []
     assert brain.limits.timeout_turn_ms == 300 and brain.limits.max_memory_bytes == 83886080
     assert talk(brain, "BEGIN") == ["7,7"]
@@ -98,7 +102,11 @@ def test_malformed_and_unknown_lines_get_an_answer_and_the_brain_stays_up() -> N
     assert talk(brain, "") == []
     assert talk(brain, "START fifteen")[0].startswith("ERROR START needs the board size")
     assert talk(brain, "START 4")[0].startswith("ERROR board side must be")
-    assert talk(brain, "START 15") == ["OK"]
+    assert talk(brain, "DONE", "START 15")[-1] == "OK"
+    assert talk(brain, "BOARD", "1,1,1", "START 15") == [
+        "ERROR BOARD ended by START without DONE; the position was dropped",
+        "OK",
+    ]
     assert talk(brain, "INFO timeout_turn 200") == []
     assert talk(brain, "TURN 7")[0].startswith("ERROR TURN needs")
     assert talk(brain, "TURN 15,0") == ["ERROR 15,0 is off the 15 x 15 board"]
@@ -168,3 +176,39 @@ def test_a_conversation_with_the_real_process() -> None:
 def test_the_process_exits_cleanly_when_input_ends_without_end() -> None:
     code, lines, stderr = run_brain(b"START 15\nINFO timeout_turn 100\nBEGIN\n")
     assert (code, lines) == (0, ["OK", "7,7"]), stderr
+
+
+def test_random_garbage_never_breaks_the_brain() -> None:
+    import random
+
+    rng = random.Random(16)
+    words = [
+        "START",
+        "RECTSTART",
+        "RESTART",
+        "BEGIN",
+        "TURN",
+        "BOARD",
+        "DONE",
+        "INFO",
+        "TAKEBACK",
+        "PLAY",
+        "END",
+    ]
+    args = ["", "15", "7,7", "-3,2", "99999999999999999999", "a,b", "1,2,3", ",", "timeout_turn 40", "rule 7"]
+    brain = Brain(clock=FakeClock(0.02))
+    talk(brain, "START 9", "INFO timeout_turn 40")
+    for _ in range(400):
+        line = (
+            f"{rng.choice(words)} {rng.choice(args)}"
+            if rng.random() < 0.8
+            else f"{rng.randint(0, 9)},{rng.randint(0, 9)},{rng.randint(0, 4)}"
+        )
+        reply = brain.handle(line)
+        for text in reply.lines:
+            assert text.split(" ", 1)[0] in ("OK", "ERROR", "UNKNOWN", "MESSAGE") or MOVE.match(text), text
+    assert talk(brain, "DONE", "START 15")[-1] == "OK"
+    assert talk(brain, "BOARD", "1,1,1", "START 15") == [
+        "ERROR BOARD ended by START without DONE; the position was dropped",
+        "OK",
+    ]
