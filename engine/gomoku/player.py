@@ -141,7 +141,7 @@ class GomokuPlayer:
                 defences = self._defences(opp, their_line, deadline)
         if level.vct:
             threat = ThreatSearch(board, deadline=deadline.share(VCT_SHARE).at, clock=self.clock)
-            line = _try(threat.vct, me) if defences is None else None
+            line = _try(threat.vct, me)  # sound even against their VCF: their fours are replies it searches
             nodes += threat.nodes
             if line:
                 return Decision(line[0], "vct", nodes=nodes, line=line)
