@@ -78,6 +78,10 @@ SHAPE_SCORE: Final = (0, 4, 40, 160, 180, 1200, 1500, 20_000, 200_000)
 _PARENT_SHAPE: Final = {OPEN_FOUR: OPEN_THREE, FOUR: THREE, OPEN_THREE: OPEN_TWO, THREE: TWO}
 
 
+#: Entries kept by a line table (about 600 bytes each) and by the segment shape cache before they start over.
+LINE_TABLE_LIMIT: Final = 200_000
+SEGMENT_CACHE_LIMIT: Final = 1 << 18
+
 #: Empty squares kept beyond a segment's outer stones when it is analysed (see analyse_line).
 _MARGIN: Final = 5
 
@@ -120,7 +124,7 @@ def has_five(length: int, mask: int, exact: bool) -> bool:
     return False
 
 
-@functools.cache
+@functools.lru_cache(maxsize=SEGMENT_CACHE_LIMIT)
 def segment_shape(length: int, mask: int, exact: bool) -> Shape:
     """The shape of a segment of ``length`` squares whose stones are the bits of ``mask`` (see the table in
     the module docstring). ``exact`` is the standard rule (exactly five)."""
@@ -244,8 +248,8 @@ def analyse_line(key: int, exact: bool) -> LineInfo:
 class LineTable(dict[int, LineInfo]):
     """Memo of :func:`analyse_line` for one rule: ``table[key]`` analyses a line the first time it is seen.
 
-    One table per rule is shared by every board (:func:`line_table`); it only grows, by the lines that
-    actually occur (a few hundred thousand entries after long matches).
+    One table per rule is shared by every board (:func:`line_table`); it grows by the lines that actually
+    occur (about 5,000 per game) and starts again empty past :data:`LINE_TABLE_LIMIT` entries.
     """
 
     def __init__(self, exact: bool) -> None:
@@ -253,6 +257,8 @@ class LineTable(dict[int, LineInfo]):
         self.exact = exact
 
     def __missing__(self, key: int) -> LineInfo:
+        if len(self) >= LINE_TABLE_LIMIT:
+            self.clear()  # bounded memory over long matches; the lines in use come back on demand
         info = analyse_line(key, self.exact)
         self[key] = info
         return info

@@ -162,3 +162,15 @@ def test_overline_completions_depend_on_the_rule() -> None:
     std = GomokuBoard.from_text(text, Rule.STANDARD)
     assert free.win_squares(BLACK) == {4}
     assert std.win_squares(BLACK) == set()  # the gap would make six
+
+
+def test_counts_stay_right_when_the_line_table_starts_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    from engine.gomoku import patterns
+
+    monkeypatch.setattr(patterns, "LINE_TABLE_LIMIT", 40)
+    rng = random.Random(40)
+    board = GomokuBoard(9, rule=Rule.STANDARD)
+    while board.winner() is None and board.stones() < 30:
+        board.play(rng.choice(board.candidates()))
+        assert board.counts == brute_counts(board)
+        assert len(board.table) <= 40
