@@ -49,5 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # Bytes that are not UTF-8 become replacement characters (and so an UNKNOWN or ERROR answer) instead of
     # an exception; CR LF, LF and CR all end a line. Answers are flushed line by line in serve().
-    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline=None)
+    raw = getattr(sys.stdin, "buffer", None)
+    stdin = (
+        sys.stdin if raw is None else io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None)
+    )
     return serve(stdin, sys.stdout, Brain(level=args.level, debug=args.debug))

@@ -174,7 +174,8 @@ def test_a_conversation_with_the_real_process() -> None:
 
 
 def test_the_process_exits_cleanly_when_input_ends_without_end() -> None:
-    code, lines, stderr = run_brain(b"START 15\nINFO timeout_turn 100\nBEGIN\n")
+    # Lines ended by CR alone and by LF alone are lines too.
+    code, lines, stderr = run_brain(b"START 15\rINFO timeout_turn 100\rBEGIN\n")
     assert (code, lines) == (0, ["OK", "7,7"]), stderr
 
 
