@@ -289,14 +289,12 @@ class GomokuBoard:
 
     def move_gain(self, square: Square, color: Color) -> int:
         """How much a ``color`` stone on the empty ``square`` raises ``color``'s score minus the opponent's,
-        from the line analyses alone (no stone is placed): the cheap measure used to order moves."""
+        read from the analyses of the lines through it (no stone is placed): the move ordering's measure."""
         table, keys = self.table, self.keys
-        own, opp = color - 1, 2 - color
+        side = color - 1
         gain = 0
         for line_id, shift in self.square_lines[square]:
-            key = keys[line_id]
-            before, after = table[key].score, table[key + (color << shift)].score
-            gain += after[own] - before[own] + before[opp] - after[opp]
+            gain += table[keys[line_id]].gains[side][shift // SQUARE_BITS]
         return gain
 
     def has_five(self, color: Color) -> bool:

@@ -82,8 +82,11 @@ _PARENT_SHAPE: Final = {OPEN_FOUR: OPEN_THREE, FOUR: THREE, OPEN_THREE: OPEN_TWO
 LINE_TABLE_LIMIT: Final = 200_000
 SEGMENT_CACHE_LIMIT: Final = 1 << 18
 
-#: Empty squares kept beyond a segment's outer stones when it is analysed (see analyse_line).
+#: Empty squares kept beyond a segment's outer stones when it is analysed (see _shaped_segments).
 _MARGIN: Final = 5
+#: Stones more than this many squares apart (five or more empty squares between) never share a five, nor
+#: touch each other's five as an overline: the segment is cut between them.
+_CUT_GAP: Final = 5
 
 
 def _run_through(length: int, mask: int, i: int) -> int:
@@ -125,27 +128,53 @@ def has_five(length: int, mask: int, exact: bool) -> bool:
 
 
 @functools.lru_cache(maxsize=SEGMENT_CACHE_LIMIT)
-def segment_shape(length: int, mask: int, exact: bool) -> Shape:
-    """The shape of a segment of ``length`` squares whose stones are the bits of ``mask`` (see the table in
-    the module docstring). ``exact`` is the standard rule (exactly five)."""
-    if length < 5 or mask == 0:
-        return NONE
+def _four_shape(length: int, mask: int, exact: bool) -> Shape:
+    """FIVE, OPEN_FOUR, FOUR, or NONE for anything weaker."""
     if has_five(length, mask, exact):
         return FIVE
     wins = completions(length, mask, exact)
-    if len(wins) >= 2:
-        return OPEN_FOUR
-    if wins:
-        return FOUR
-    if mask.bit_count() < 2:
-        return ONE
+    return OPEN_FOUR if len(wins) >= 2 else FOUR if wins else NONE
+
+
+@functools.lru_cache(maxsize=SEGMENT_CACHE_LIMIT)
+def _three_shape(length: int, mask: int, exact: bool) -> Shape:
+    """The shape if it is a three or stronger, else NONE: one move is looked at, no more."""
+    shape = _four_shape(length, mask, exact)
+    if shape != NONE:
+        return shape
     best = NONE
     for i in range(length):
         if not mask >> i & 1:
-            child = segment_shape(length, mask | 1 << i, exact)
+            child = _four_shape(length, mask | 1 << i, exact)
             if child > best:
                 best = child
                 if best == OPEN_FOUR:
+                    break
+    return _PARENT_SHAPE.get(best, NONE)
+
+
+@functools.lru_cache(maxsize=SEGMENT_CACHE_LIMIT)
+def segment_shape(length: int, mask: int, exact: bool) -> Shape:
+    """The shape of a segment of ``length`` squares whose stones are the bits of ``mask`` (see the table in
+    the module docstring). ``exact`` is the standard rule (exactly five). Two moves ahead at most are
+    looked at (a two is a move from a three, which is a move from a four), so the cost stays bounded."""
+    if length < 5 or mask == 0:
+        return NONE
+    shape = _four_shape(length, mask, exact)
+    if shape != NONE:
+        return shape
+    if mask.bit_count() < 2:
+        return ONE
+    shape = _three_shape(length, mask, exact)
+    if shape != NONE:
+        return shape
+    best = NONE
+    for i in range(length):
+        if not mask >> i & 1:
+            child = _three_shape(length, mask | 1 << i, exact)
+            if child > best:
+                best = child
+                if best >= OPEN_THREE:
                     break
     return _PARENT_SHAPE.get(best, ONE)
 
@@ -164,6 +193,9 @@ class LineInfo:
     fours: tuple[tuple[int, ...], tuple[int, ...]]
     #: per side, the positions where one stone lifts a segment below an open three to an open three
     threes: tuple[tuple[int, ...], tuple[int, ...]]
+    #: per side and position, how much a stone there raises the side's line value less the opponent's
+    #: (0 on occupied squares): the move ordering's measure
+    gains: tuple[tuple[int, ...], tuple[int, ...]]
 
 
 def line_key(squares: str | list[int] | tuple[int, ...]) -> int:
@@ -190,6 +222,40 @@ def _segments(key: int, color: Color) -> list[tuple[int, int]]:
     return out
 
 
+def _shaped_segments(key: int, color: Color, exact: bool) -> list[tuple[int, int, int, Shape]]:
+    """The side's segments of a line as (start, length, stone mask, shape).
+
+    A segment is cut where five or more empty squares separate two stones (they can never share a five),
+    and each piece is trimmed to the squares that matter: every five its stones can take part in lies
+    within four of one of them, and one square more decides an overline, so squares farther than _MARGIN
+    from its outer stones are dropped. A piece without stones keeps the whole segment."""
+    out: list[tuple[int, int, int, Shape]] = []
+    for seg_start, seg_length in _segments(key, color):
+        stones = [i for i in range(seg_length) if key >> (SQUARE_BITS * (seg_start + i)) & 3 == color]
+        if not stones:
+            out.append((seg_start, seg_length, 0, segment_shape(seg_length, 0, exact)))
+            continue
+        pieces: list[list[int]] = [[stones[0]]]
+        for i in stones[1:]:
+            if i - pieces[-1][-1] > _CUT_GAP:
+                pieces.append([i])
+            else:
+                pieces[-1].append(i)
+        for piece in pieces:
+            lo, hi = max(0, piece[0] - _MARGIN), min(seg_length, piece[-1] + _MARGIN + 1)
+            mask = sum(1 << (i - lo) for i in piece)
+            out.append((seg_start + lo, hi - lo, mask, segment_shape(hi - lo, mask, exact)))
+    return out
+
+
+def line_scores(key: int, exact: bool) -> tuple[int, int]:
+    """The line's static value for black and for white (the sums of SHAPE_SCORE over their segments)."""
+    return (
+        sum(SHAPE_SCORE[shape] for *_, shape in _shaped_segments(key, BLACK, exact)),
+        sum(SHAPE_SCORE[shape] for *_, shape in _shaped_segments(key, WHITE, exact)),
+    )
+
+
 def analyse_line(key: int, exact: bool) -> LineInfo:
     """The full analysis of the line with this key (see :class:`LineInfo`). Not cached: see
     :class:`LineTable`."""
@@ -203,20 +269,7 @@ def analyse_line(key: int, exact: bool) -> LineInfo:
         side_wins: list[int] = []
         side_fours: list[int] = []
         side_threes: list[int] = []
-        for seg_start, seg_length in _segments(key, color):
-            mask = 0
-            for i in range(seg_length):
-                if key >> (SQUARE_BITS * (seg_start + i)) & 3 == color:
-                    mask |= 1 << i
-            if mask:
-                # Only squares within _MARGIN of the outer stones matter: every five these stones can take
-                # part in lies within four of one of them, and one square more decides an overline.
-                first, last = (mask & -mask).bit_length() - 1, mask.bit_length() - 1
-                lo, hi = max(0, first - _MARGIN), min(seg_length, last + _MARGIN + 1)
-                start, length, mask = seg_start + lo, hi - lo, mask >> lo
-            else:
-                start, length = seg_start, seg_length
-            shape = segment_shape(length, mask, exact)
+        for start, length, mask, shape in _shaped_segments(key, color, exact):
             counts[side * SHAPES + shape] += 1
             score[side] += SHAPE_SCORE[shape]
             if mask == 0 or shape == FIVE:
@@ -236,12 +289,24 @@ def analyse_line(key: int, exact: bool) -> LineInfo:
         wins.append(tuple(side_wins))
         fours.append(tuple(side_fours))
         threes.append(tuple(side_threes))
+    # What a stone on each empty square does to the line's value: its side's gain plus the other's loss.
+    length = key >> LENGTH_SHIFT
+    gains: list[tuple[int, ...]] = []
+    for color in (BLACK, WHITE):
+        own, opp = color - 1, 2 - color
+        side_gains = [0] * length
+        for pos in range(length):
+            if key >> (SQUARE_BITS * pos) & 3 == EMPTY:
+                child = line_scores(key + (color << (SQUARE_BITS * pos)), exact)
+                side_gains[pos] = child[own] - score[own] + score[opp] - child[opp]
+        gains.append(tuple(side_gains))
     return LineInfo(
         counts=tuple(counts),
         score=(score[0], score[1]),
         wins=(wins[0], wins[1]),
         fours=(fours[0], fours[1]),
         threes=(threes[0], threes[1]),
+        gains=(gains[0], gains[1]),
     )
 
 

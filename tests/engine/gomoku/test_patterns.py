@@ -53,6 +53,21 @@ def brute_shape(segment: str, exact: bool) -> int:
     return {OPEN_FOUR: OPEN_THREE, FOUR: THREE, OPEN_THREE: OPEN_TWO, THREE: TWO}.get(best, ONE)
 
 
+def pieces(segment: str) -> list[str]:
+    """The segment cut where five or more empty squares separate stones, each piece with at most five
+    empty squares kept beyond its outer stones (the engine's definition, written again on strings)."""
+    stones = [i for i, ch in enumerate(segment) if ch == "x"]
+    if not stones:
+        return [segment]
+    groups = [[stones[0]]]
+    for i in stones[1:]:
+        if i - groups[-1][-1] >= 6:
+            groups.append([i])
+        else:
+            groups[-1].append(i)
+    return [segment[max(0, g[0] - 5) : g[-1] + 6] for g in groups]
+
+
 def brute_counts(board: GomokuBoard) -> list[int]:
     counts = [0] * (2 * SHAPES)
     w, h = board.width, board.height
@@ -74,7 +89,8 @@ def brute_counts(board: GomokuBoard) -> list[int]:
             text = "".join("x" if c == color else "." if c == EMPTY else "|" for c in cells)
             for segment in text.split("|"):
                 if len(segment) >= 5:
-                    counts[(color - 1) * SHAPES + brute_shape(segment, board.rule.exact)] += 1
+                    for piece in pieces(segment):
+                        counts[(color - 1) * SHAPES + brute_shape(piece, board.rule.exact)] += 1
     return counts
 
 
@@ -141,6 +157,7 @@ def test_win_squares_match_a_brute_force_search() -> None:
         ("OXXXX...", False, FOUR),
         ("XX.XX", False, FOUR),
         ("X.XXX.X", False, OPEN_FOUR),  # two separate fours on one line
+        ("X.....X", False, ONE),  # too far apart to share a five: two pieces, each one stone
         ("..XXX...", False, OPEN_THREE),
         ("..X.XX..", False, OPEN_THREE),
         ("OXXX....", False, THREE),
@@ -168,9 +185,24 @@ def test_counts_stay_right_when_the_line_table_starts_over(monkeypatch: pytest.M
     from engine.gomoku import patterns
 
     monkeypatch.setattr(patterns, "LINE_TABLE_LIMIT", 40)
+    monkeypatch.setitem(patterns._TABLES, True, patterns.LineTable(True))  # a fresh table for this test
     rng = random.Random(40)
     board = GomokuBoard(9, rule=Rule.STANDARD)
     while board.winner() is None and board.stones() < 30:
         board.play(rng.choice(board.candidates()))
         assert board.counts == brute_counts(board)
         assert len(board.table) <= 40
+
+
+def test_move_gain_is_the_score_change_of_playing_there() -> None:
+    rng = random.Random(8)
+    board = GomokuBoard(15)
+    while board.winner() is None and board.stones() < 40:
+        for square in board.candidates():
+            for color in (BLACK, WHITE):
+                before = board.score(color) - board.score(3 - color)
+                board.place(square, color)
+                after = board.score(color) - board.score(3 - color)
+                board.remove()
+                assert board.move_gain(square, color) == after - before
+        board.play(rng.choice(board.candidates()))
