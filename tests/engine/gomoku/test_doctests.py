@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["engine.gomoku.patterns", "engine.gomoku.board"]
+MODULES = ["engine.gomoku", "engine.gomoku.patterns", "engine.gomoku.board"]
 
 
 @pytest.mark.parametrize("name", MODULES)
