@@ -50,6 +50,8 @@ COMMANDS: dict[str, Command] = {
     "render": Command("launch.commands.render", "render one simulated camera frame from a world file"),
     # playing
     "ttt": Command("launch.commands.ttt", "play tic-tac-toe against the engine in the terminal"),
+    "gomoku": Command("launch.commands.gomoku", "play gomoku (five in a row, 15 x 15) in the terminal"),
+    "pbrain": Command("launch.commands.pbrain", "the gomoku engine as a Gomocup brain on stdin/stdout"),
 }
 
 
