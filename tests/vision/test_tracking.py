@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 
+import cv2
 import numpy as np
 import pytest
 
 from services.vision.detector import detect, track
 from services.vision.tracker import PoseTracker
 
-from .synth import Scene, draw
+from .synth import Scene, draw, square_centre
 from .test_sweep import image_truth, render_board, rotate_board
 
 simcam = pytest.importorskip("services.simcam.renderer")
@@ -106,3 +107,46 @@ def test_a_searched_pose_near_45_degrees_keeps_the_last_numbering() -> None:
     assert det.board == "XO......." and det.pose.angle_deg > 45.0
     _c, truth_a = image_truth((208.0, 146.0), 47.4)
     assert abs(det.pose.angle_deg - truth_a) < 1.0
+
+
+def _noisy(image: np.ndarray, rng: np.random.Generator, sigma: float = 2.5) -> np.ndarray:
+    return np.clip(image + rng.normal(0.0, sigma, image.shape), 0, 255).astype(np.uint8)
+
+
+def test_an_unchanged_picture_keeps_its_reading_and_any_change_is_read_afresh() -> None:
+    """A board standing still (fresh sensor noise every frame) is not read again: the last reading
+    stands, for at most REREAD_EVERY_FRAMES frames in a row. A piece put down, a fingertip over a square
+    or a moved board are read at once."""
+    from dataclasses import replace
+
+    from services.vision.tracker import REREAD_EVERY_FRAMES
+
+    rng = np.random.default_rng(5)
+    scene = Scene(angle_deg=8.0, board="X...O....", noise=0.0)
+    still = draw(scene, seed=1)
+    tracker = PoseTracker()
+    first = tracker.process(_noisy(still, rng))
+    assert first.board == "X...O...." and "unchanged" not in first.extra
+    reused = 0
+    for _ in range(REREAD_EVERY_FRAMES + 1):
+        det = tracker.process(_noisy(still, rng))
+        assert det.board == first.board
+        if det.extra.get("unchanged") == 1.0:
+            assert det.pose == first.pose
+            reused += 1
+    # every frame but the forced fresh read after REREAD_EVERY_FRAMES reused ones
+    assert reused == REREAD_EVERY_FRAMES
+    # a piece put down on square 9
+    placed = tracker.process(_noisy(draw(replace(scene, board="X...O...X"), seed=1), rng))
+    assert "unchanged" not in placed.extra and placed.board == "X...O...X"
+    # a fingertip-sized dark blot over square 2
+    x, y = square_centre(scene, 2)
+    blot = draw(replace(scene, board="X...O...X"), seed=1)
+    cv2.circle(blot, (round(x), round(y)), 6, (60, 60, 60), -1)
+    covered = tracker.process(_noisy(blot, rng))
+    assert "unchanged" not in covered.extra
+    # the board moved by a few pixels
+    moved = tracker.process(
+        _noisy(draw(replace(scene, board="X...O...X", center=(326.0, 243.0)), seed=1), rng)
+    )
+    assert "unchanged" not in moved.extra and moved.board == "X...O...X"
