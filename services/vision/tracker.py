@@ -78,7 +78,8 @@ class PoseTracker:
 
     A frame that shows the same picture as the last one read (a board standing still: only sensor noise
     differs) is not read again: the last reading stands, with ``extra["unchanged"] == 1``, for at most
-    ``REREAD_EVERY_FRAMES`` frames in a row. Only readings taken at the last good pose are reused.
+    ``REREAD_EVERY_FRAMES`` frames in a row (unless ``reuse_unchanged`` is false). Only readings taken at
+    the last good pose are reused.
     """
 
     def __init__(
@@ -88,6 +89,7 @@ class PoseTracker:
         jump_px: float = 25.0,
         jump_deg: float = 5.0,
         jump_frames: int = 5,
+        reuse_unchanged: bool = True,
     ) -> None:
         if jump_frames < 1:
             raise ValueError(f"jump_frames must be at least 1, got {jump_frames}")
@@ -107,6 +109,7 @@ class PoseTracker:
         self._last_read: Detection | None = None
         self._last_thumb: np.ndarray | None = None
         self._reused = 0
+        self.reuse_unchanged = reuse_unchanged
 
     def _near(self, a: BoardPose, b: BoardPose) -> bool:
         dist, gap = pose_distance(a, b)
@@ -118,7 +121,8 @@ class PoseTracker:
         thumb = thumbnail(image)
         last = self._last_read
         if (
-            last is not None
+            self.reuse_unchanged
+            and last is not None
             and self._last_thumb is not None
             and self._reused < REREAD_EVERY_FRAMES
             and same_picture(thumb, self._last_thumb)
