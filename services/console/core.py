@@ -510,6 +510,13 @@ class ClientFlow:
             self.dropped += 1
         self.waiting = (seq, capture_ns, data)
 
+    def wait_ns(self, now_ns: int) -> int | None:
+        """Nanoseconds until a new frame may go (0: now), or None while one is in flight and its
+        acknowledgement is not yet overdue (the acknowledgement says when)."""
+        if self.in_flight and now_ns - self.sent_ns < self.ack_timeout_ns:
+            return None
+        return max(0, self.due_ns - now_ns)
+
     def ready(self, now_ns: int) -> bool:
         """Whether a new frame may go now (nothing in flight, or its acknowledgement is overdue, and
         the frame-rate limit allows)."""

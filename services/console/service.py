@@ -343,8 +343,14 @@ class ConsoleService(Service):
             await self._frame_ready.wait()
             self._frame_ready.clear()
             now = time.monotonic_ns()
-            if not any(c.flow.ready(now) for c in self.clients):
+            waits = [w for w in (c.flow.wait_ns(now) for c in self.clients) if w is not None]
+            if not waits or min(waits) > 0:
                 self.skipped += 1
+                if waits:
+                    # only the frame-rate limit holds the frame back: look again when the first page
+                    # may take one, so the newest frame still goes when no newer one comes
+                    loop = asyncio.get_running_loop()
+                    loop.call_later(min(waits) / 1e9, self._frame_ready.set)
                 continue  # nobody can take a frame now: do not even encode it
             jpeg = await self._encode_newest()
             if jpeg is None:

@@ -195,10 +195,11 @@ async def console_rig(config: Any, *, token: str = "", sim: bool = True) -> Asyn
         peers.setups.clear()
         yield Rig(client, console, peers)
     finally:
-        await client.close()
+        # bounded: a console that does not stop fails the test instead of hanging the suite
+        await asyncio.wait_for(client.close(), timeout=10)
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), timeout=10)
         sub.close()
         pub.close()
         console.close()

@@ -130,6 +130,21 @@ def test_a_slow_page_gets_the_newest_frame_never_a_queue() -> None:
     assert (stats["sent"], stats["shown"], stats["dropped"]) == (3, 1, 7)
 
 
+def test_a_page_says_how_long_until_it_may_take_a_frame() -> None:
+    """None while a frame flies (its acknowledgement says when), else the wait the frame-rate limit
+    imposes: the frame loop looks again then, so an acknowledgement that comes early still gets the
+    newest frame."""
+    flow = core.ClientFlow(ack_timeout_ns=10**9, min_interval_ns=50_000_000)
+    assert flow.wait_ns(0) == 0
+    flow.offer(1, 0, b"one")
+    assert flow.take(now_ns=10**6) == (1, b"one")
+    assert flow.wait_ns(2 * 10**6) is None
+    assert flow.acked(1, now_ns=3 * 10**6)
+    assert flow.wait_ns(3 * 10**6) == 47 * 10**6  # the next is due one interval (50 ms) on
+    assert flow.wait_ns(60 * 10**6) == 0
+    assert flow.wait_ns(10**6 + 10**9) == 0
+
+
 def test_the_overlay_is_visions_own_drawing_of_the_bus_reading() -> None:
     from services.console import overlay
     from services.vision.annotate import annotate
