@@ -238,8 +238,9 @@ def heldout_report(n: int, seed: int) -> dict[str, tuple[int, int]]:
     boards not found, occluded frames read as a clear board. Returns {tag: (right, total)}."""
     from tests.vision.heldout.generator import make_set
 
-    per: dict[str, list[int]] = {}
-    confident_wrong = not_found = occluded_clear = occluded_frames = 0
+    per: dict[str, list[int]] = {}  # tag -> [right, total, unknown, wrong, wrong with confidence >= 0.9]
+    confusion: dict[tuple[str, str], int] = {}  # (truth, read) -> squares, of the wrong ones
+    not_found = occluded_clear = occluded_frames = 0
     for sample in make_set(n, seed):
         det = detect(sample.image)
         if sample.occluded:
@@ -249,21 +250,32 @@ def heldout_report(n: int, seed: int) -> dict[str, tuple[int, int]]:
         not_found += not det.found
         turns = round((det.pose.angle_deg - sample.angle_deg) / 90) if det.pose else 0
         truth = _rotate(sample.board, turns)
-        right = sum(a == b for a, b in zip(det.board, truth, strict=True))
-        for sq, a, b in zip(det.squares, det.board, truth, strict=False):
-            confident_wrong += a != b and a != "?" and sq.confidence >= 0.9
+        counts = [0, 9, 0, 0, 0]
+        for k, (a, b) in enumerate(zip(det.board, truth, strict=True)):
+            counts[0] += a == b
+            counts[2] += a == "?"
+            if a not in ("?", b):
+                counts[3] += 1
+                counts[4] += bool(det.squares) and det.squares[k].confidence >= 0.9
+                confusion[(b, a)] = confusion.get((b, a), 0) + 1
         for tag in ("all", *sorted(sample.conditions)):
-            row = per.setdefault(tag, [0, 0])
-            row[0] += right
-            row[1] += 9
+            row = per.setdefault(tag, [0, 0, 0, 0, 0])
+            for i, c in enumerate(counts):
+                row[i] += c
     print(f"held-out generator (tests/vision/heldout), {n} frames, seed {seed}: never tuned on")
-    print(f"{'condition':24}{'squares right':>16}{'share':>9}")
-    for tag, (right, total) in sorted(per.items(), key=lambda kv: (kv[0] != "all", kv[0])):
-        print(f"{tag:24}{right:>9d}/{total:<6d}{right / max(total, 1):9.2%}")
+    print(f"{'condition':24}{'squares right':>16}{'share':>9}{'?':>6}{'wrong':>7}{'>=0.9':>7}")
+    for tag, (right, total, unknown, wrong, sure) in sorted(
+        per.items(), key=lambda kv: (kv[0] != "all", kv[0])
+    ):
+        print(f"{tag:24}{right:>9d}/{total:<6d}{right / max(total, 1):9.2%}{unknown:6d}{wrong:7d}{sure:7d}")
     print(f"  boards not found (clear frames): {not_found}")
-    print(f"  squares wrong with confidence >= 0.9: {confident_wrong}")
+    print(f"  squares wrong with confidence >= 0.9: {per.get('all', [0] * 5)[4]}")
+    print(
+        "  wrong squares, truth -> read: "
+        + ", ".join(f"{t}->{r} {c}" for (t, r), c in sorted(confusion.items()))
+    )
     print(f"  occluded frames read as a clear board: {occluded_clear} of {occluded_frames}")
-    return {tag: (r, t) for tag, (r, t) in per.items()}
+    return {tag: (row[0], row[1]) for tag, row in per.items()}
 
 
 def _augmented_photos(seed: int, per_photo: int) -> str:
