@@ -19,6 +19,7 @@ from engine.gomoku.board import GomokuBoard, Square
 from engine.gomoku.player import DEFAULT_LEVEL, LEVELS, GomokuPlayer
 from engine.gomoku.rules import BLACK, DEFAULT_SIZE, MAX_SIZE, MIN_SIZE, WHITE, Color, GomokuError, Rule
 from engine.gomoku.threats import ThreatSearch, ThreatTimeout
+from launch.terminal import EndOfInput, ask
 
 _COLUMNS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
 _SIDE_WORDS: Final[dict[str, Color]] = {
@@ -45,10 +46,6 @@ _VIEW_SECONDS: Final = 0.5
 _HELP_TEXT: Final = """\
 Type a move as column letter and row number (h8) or as x,y from 0 (7,7). Five in a row wins.
 Other commands: ? the engine's view, u take back your last move, h this help, q quit."""
-
-
-class _EndOfInput(Exception):
-    """The input ended or the person quit."""
 
 
 def name(board: GomokuBoard, square: Square) -> str:
@@ -114,24 +111,14 @@ def describe(board: GomokuBoard, person: Color) -> str:
     return "Engine's view:\n" + "\n".join(lines)
 
 
-def _ask(inp: TextIO, out: TextIO, prompt: str) -> str:
-    out.write(prompt)
-    out.flush()
-    line = inp.readline()
-    if not line:
-        out.write("\n")
-        raise _EndOfInput
-    return line.strip()
-
-
 def ask_side(inp: TextIO, out: TextIO) -> Color:
     """Ask which side the person plays until understood. Default: X (black, first)."""
     while True:
-        answer = _ask(inp, out, "Play X (black, moves first) or O (white)? [X] ").lower()
+        answer = ask(inp, out, "Play X (black, moves first) or O (white)? [X] ").lower()
         if not answer:
             return BLACK
         if answer in _QUIT:
-            raise _EndOfInput
+            raise EndOfInput
         if answer in _SIDE_WORDS:
             return _SIDE_WORDS[answer]
         out.write(f"{answer!r} is not a side: type X (black, first) or O (white).\n")
@@ -140,10 +127,10 @@ def ask_side(inp: TextIO, out: TextIO) -> Color:
 def ask_move(inp: TextIO, out: TextIO, board: GomokuBoard, person: Color) -> Square | None:
     """The person's move, or None to take back. Asks again until a legal move or a command is given."""
     while True:
-        answer = _ask(inp, out, f"Your move as {_NAMES[person]} (e.g. h8; ? u h q): ")
+        answer = ask(inp, out, f"Your move as {_NAMES[person]} (e.g. h8; ? u h q): ")
         low = answer.lower()
         if low in _QUIT:
-            raise _EndOfInput
+            raise EndOfInput
         if low in _HELP:
             out.write(_HELP_TEXT + "\n")
             continue
@@ -166,7 +153,7 @@ def play_game(
 ) -> Color | None:
     """Play one game; returns the winner's colour, or None for a draw.
 
-    :raises _EndOfInput: if the input ends or the person quits.
+    :raises EndOfInput: if the input ends or the person quits.
     """
     board = GomokuBoard(size, rule=rule)
     engine = GomokuPlayer(board, level)
@@ -230,9 +217,9 @@ def play_session(
             key = "draws" if result is None else "you" if result == person else "engine"
             score[key] += 1
             out.write(f"Score: you {score['you']}, engine {score['engine']}, draws {score['draws']}.\n")
-            if once or _ask(inp, out, "Play again? [y/N] ").lower() not in _YES:
+            if once or ask(inp, out, "Play again? [y/N] ").lower() not in _YES:
                 break
-    except _EndOfInput:
+    except EndOfInput:
         pass
     out.write("Bye.\n")
     return 0

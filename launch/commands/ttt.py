@@ -26,6 +26,7 @@ from engine import (
     square_from_number,
     square_number,
 )
+from launch.terminal import EndOfInput, ask
 
 _SIDE_WORDS: Final[dict[str, Player]] = {
     "x": "X",
@@ -52,28 +53,14 @@ Type the number of an empty square to play there; the squares are numbered like 
 Other commands: ? shows the engine's evaluation, h this help, q quits."""
 
 
-class _EndOfInput(Exception):
-    """The input stream ended (or the person quit): the session stops quietly."""
-
-
-def _ask(inp: TextIO, out: TextIO, prompt: str) -> str:
-    out.write(prompt)
-    out.flush()
-    line = inp.readline()
-    if not line:
-        out.write("\n")
-        raise _EndOfInput
-    return line.strip()
-
-
 def ask_side(inp: TextIO, out: TextIO) -> Player:
     """Ask which side the person plays until the answer is understood. Default: X."""
     while True:
-        answer = _ask(inp, out, "Play X (black, moves first) or O (white)? [X] ").lower()
+        answer = ask(inp, out, "Play X (black, moves first) or O (white)? [X] ").lower()
         if not answer:
             return "X"
         if answer in _QUIT:
-            raise _EndOfInput
+            raise EndOfInput
         if answer in _SIDE_WORDS:
             return _SIDE_WORDS[answer]
         out.write(
@@ -86,11 +73,11 @@ def ask_level(inp: TextIO, out: TextIO) -> str:
     names = list(LEVELS)
     listing = ", ".join(f"{i}={name}" for i, name in enumerate(names, 1))
     while True:
-        answer = _ask(inp, out, f"Level ({listing})? [perfect] ").lower()
+        answer = ask(inp, out, f"Level ({listing})? [perfect] ").lower()
         if not answer:
             return "perfect"
         if answer in _QUIT:
-            raise _EndOfInput
+            raise EndOfInput
         if answer in LEVELS:
             return answer
         if answer.isdigit() and 1 <= int(answer) <= len(names):
@@ -120,9 +107,9 @@ def describe_evaluation(board: Board, person: Player) -> str:
 def ask_move(inp: TextIO, out: TextIO, board: Board, person: Player) -> int:
     """Ask for the person's square until a legal one is given; returns it 0-based."""
     while True:
-        answer = _ask(inp, out, f"Your move as {person} (1-9, ? evaluation, h help, q quit): ").lower()
+        answer = ask(inp, out, f"Your move as {person} (1-9, ? evaluation, h help, q quit): ").lower()
         if answer in _QUIT:
-            raise _EndOfInput
+            raise EndOfInput
         if answer in _EVAL:
             out.write(describe_evaluation(board, person) + "\n")
             continue
@@ -161,7 +148,7 @@ def play_game(
 
     ``first_square`` is the engine's opening square as people number it (1-9), used when it moves first.
 
-    :raises _EndOfInput: if the input ends or the person quits.
+    :raises EndOfInput: if the input ends or the person quits.
     """
     board = Board()
     engine_side = other(person)
@@ -214,9 +201,9 @@ def play_session(
             key = "draws" if result is None else "you" if result == person else "engine"
             score[key] += 1
             out.write(f"Score: you {score['you']}, engine {score['engine']}, draws {score['draws']}.\n")
-            if once or _ask(inp, out, "Play again? [y/N] ").lower() not in _YES:
+            if once or ask(inp, out, "Play again? [y/N] ").lower() not in _YES:
                 break
-    except _EndOfInput:
+    except EndOfInput:
         pass
     out.write("Bye.\n")
     return 0
