@@ -135,8 +135,10 @@ class Subscriber:
     """Receives messages whose topic starts with any of ``topics`` (prefixes; "" = everything).
 
     Frame topics (see the topic table) arrive on a separate socket with a tiny queue, and
-    :meth:`recv` returns only the newest frame waiting. ``include_frames=False`` ignores them even when a
-    prefix matches.
+    :meth:`recv` returns only the newest frame waiting. They come only when named in full: a prefix
+    ("vision.") never brings 30 frames a second of a megabyte each to a process that wanted the readings
+    (and a publisher with no subscriber of its frames sends none). ``include_frames=False`` ignores them
+    even when named.
     """
 
     def __init__(
@@ -156,7 +158,7 @@ class Subscriber:
         self._event: zmq.asyncio.Socket | None = None
         self._frame: zmq.asyncio.Socket | None = None
         matched = messages.topics_matching(self.topics)
-        frame_topics = [t for t in matched if TOPICS[t].channel is Channel.FRAME]
+        frame_topics = [t for t in matched if TOPICS[t].channel is Channel.FRAME and t in self.topics]
         wants_events = _wants_events(self.topics)
         if wants_events:
             sock = ctx.socket(zmq.SUB)

@@ -177,7 +177,7 @@ async def test_snapshot_request_without_server_returns_none(config: Any, actx: A
 async def test_slow_frame_reader_gets_the_newest_frame(bus: Any, actx: Any) -> None:
     pub = Publisher(actx, bus.bus, "cam")
     pub.open(messages.Channel.FRAME)
-    sub = Subscriber(actx, bus.bus, ["camera."])
+    sub = Subscriber(actx, bus.bus, ["camera.frame"])
     data = bytes(640 * 480 * 3)
     deadline = time.monotonic() + DEADLINE_S
     frame_id = 0
@@ -211,6 +211,19 @@ async def test_slow_frame_reader_gets_the_newest_frame(bus: Any, actx: Any) -> N
     assert env is not None and env.message.frame_id == frame_id
     pub.close()
     sub.close()
+
+
+async def test_frames_come_only_to_who_names_them(bus: Any, actx: Any) -> None:
+    """A prefix ("vision.", "") brings the readings, never a frame topic's megabyte frames; the topic's
+    full name does."""
+    by_prefix = [Subscriber(actx, bus.bus, [prefix]) for prefix in ("vision.", "camera.", "")]
+    by_name = Subscriber(actx, bus.bus, ["vision.frame", "vision.board"])
+    try:
+        assert all(sub._frame is None for sub in by_prefix)
+        assert by_name._frame is not None and by_name._event is not None
+    finally:
+        for sub in (*by_prefix, by_name):
+            sub.close()
 
 
 def test_sigterm_stops_a_service_within_a_second(subprocess_env: dict[str, str], config: Any) -> None:
