@@ -258,3 +258,23 @@ async def test_session_closes_even_with_a_socket_left_open(config: Any) -> None:
     async with simrun.SimSession(config) as session:
         Subscriber(session.ctx, config.bus, ["vision."], name="left-open")
     assert session.ctx.closed
+
+
+def test_the_tasks_are_the_referees_and_each_module_says_its_job() -> None:
+    import ast
+    import importlib
+    import pkgutil
+
+    from launch import sim
+    from services.referee import machine
+
+    assert set(simrun.ALL_TASKS) == machine.PLACEMENT_TASKS | machine.GAME_TASKS
+    for info in pkgutil.iter_modules(sim.__path__):
+        module = importlib.import_module(f"launch.sim.{info.name}")
+        assert module.__doc__, f"launch.sim.{info.name} has no docstring"
+        tree = ast.parse(Path(module.__file__ or "").read_text())
+        guards = [
+            h for h in ast.walk(tree) if isinstance(h, ast.ExceptHandler) and "ImportError" in ast.dump(h)
+        ]
+        assert not guards, f"launch.sim.{info.name} guards an in-tree import"
+    assert all(hasattr(simrun, name) for name in simrun.__all__)
