@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 import msgspec
 
 from engine.gomoku.board import DIRECTIONS, GomokuBoard, Square
+from engine.gomoku.patterns import has_five
 from engine.gomoku.player import LEVELS, Decision, GomokuPlayer
 from engine.gomoku.rules import BLACK, DEFAULT_SIZE, EMPTY, WHITE, Color, GomokuError, Rule, check_size
 
@@ -26,8 +27,6 @@ from .core import BadRequest, Conflict
 #: The page's level unless it asks for another: one second a move (``hard`` takes three, on a device whose
 #: cores also run the robot).
 PAGE_LEVEL: Final = "medium"
-#: A row wins with this many stones (exactly this many under the standard rule).
-FIVE: Final = 5
 _MARKS: Final = {EMPTY: ".", BLACK: "X", WHITE: "O"}
 _SIDES: Final = {"X": BLACK, "O": WHITE}
 
@@ -63,7 +62,8 @@ def winning_line(board: GomokuBoard, square: Square) -> list[Square]:
     """The winning row through ``square`` (the stones of the run, in order), or [] if it makes none.
 
     A five can only appear with the stone that completes it, so the last move's four directions are all
-    that needs looking at; the rule decides whether a run longer than five wins.
+    that needs looking at; the engine's own test of a run (:func:`engine.gomoku.patterns.has_five`) decides
+    whether it wins under the board's rule (longer than five: only under freestyle).
     """
     color = board.cells[square]
     if color not in (BLACK, WHITE):
@@ -72,7 +72,7 @@ def winning_line(board: GomokuBoard, square: Square) -> list[Square]:
     for dx, dy in DIRECTIONS:
         ahead, behind = _run(board, x0, y0, dx, dy, color), _run(board, x0, y0, -dx, -dy, color)
         run = [*behind[::-1], square, *ahead]
-        if len(run) == FIVE or (len(run) > FIVE and not board.rule.exact):
+        if has_five(len(run), (1 << len(run)) - 1, board.rule.exact):
             return run
     return []
 
@@ -180,10 +180,6 @@ class GomokuGame:
     def view(self) -> dict[str, Any]:
         """The game as the page shows it (``GET /api/gomoku/state``)."""
         board = self.board
-        width = board.width
-        rows = [
-            "".join(_MARKS[c] for c in board.cells[y * width : (y + 1) * width]) for y in range(board.height)
-        ]
         winner = board.winner()
         result: dict[str, Any] | None = None
         if winner is not None:
@@ -193,7 +189,7 @@ class GomokuGame:
         engine = self.engine_move
         return {
             "ok": True,
-            "size": width,
+            "size": board.width,
             "rule": board.rule.value,
             "level": self.level,
             "person": _MARKS[self.person],
@@ -201,7 +197,7 @@ class GomokuGame:
             "to_move": _MARKS[board.to_move],
             "your_turn": result is None and board.to_move == self.person and not self.thinking,
             "thinking": self.thinking,
-            "board": rows,
+            "board": str(board).splitlines(),
             "moves": [list(board.xy(sq)) for sq, _ in board.history],
             "engine_move": None
             if engine is None

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from engine.gomoku.board import GomokuBoard
 from engine.gomoku.player import Decision
+from engine.gomoku.rules import BLACK, Rule
 from services.console import server
-from services.console.gomoku import GomokuGame
+from services.console.gomoku import GomokuGame, winning_line
 
 from .conftest import Rig, eventually
 
@@ -127,6 +129,16 @@ async def test_a_five_ends_the_game_with_its_row(rig: Rig, monkeypatch: pytest.M
     assert len(view["moves"]) == 9 and not view["your_turn"]  # the engine did not move after the five
     status, answer = await post(rig, "/api/gomoku/move", {"x": 0, "y": 14})
     assert status == 409 and "the game is over" in answer["error"]
+
+
+@pytest.mark.parametrize(("rule", "wins"), [(Rule.FREESTYLE, True), (Rule.STANDARD, False)])
+def test_the_winning_line_of_an_overline_follows_the_rule(rule: Rule, wins: bool) -> None:
+    board = GomokuBoard(9, rule=rule)
+    row = [board.index(6 - i, i) for i in range(6)]  # an anti-diagonal of six, its middle stone last
+    for square in row[:3] + row[4:] + row[3:4]:
+        board.place(square, BLACK)
+    assert winning_line(board, row[3]) == (row if wins else [])
+    assert (board.winner() == BLACK) is wins
 
 
 async def test_six_in_a_row_does_not_win_under_the_standard_rule(
