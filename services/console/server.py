@@ -13,6 +13,11 @@ view). The contract other programs may rely on:
 - ``POST /api/operator`` ``{"action": "task", "task": 2, "squares": [1,5,9,3], "colours": "bbww"}``,
   ``{"action": "task", "task": 4, "first": 5}``, ``{"action": "stop"}``, ``{"action": "level",
   "level": "hard"}``; the referee's answer: 200 ``{"ok": true, "game_id": …}``, or 409 with its reason.
+- ``GET /gomoku``: five in a row against the engine (:mod:`services.console.gomoku`); ``GET
+  /api/gomoku/state``, ``POST /api/gomoku/new`` ``{"size": 15, "rule": "freestyle"|"standard", "level":
+  "easy"|"medium"|"hard", "side": "X"|"O"}`` (all optional) and ``POST /api/gomoku/move`` ``{"x": 7, "y":
+  7}`` answer the game (:meth:`~services.console.gomoku.GomokuGame.view`) once the engine has replied; the
+  engine thinks in a worker thread, one move at a time (409 meanwhile), so the loop stays live.
 - ``POST /api/sim/place`` ``{"square": 5}``, ``/api/sim/move`` ``{"from_square": 1, "to_square": 2}``,
   ``/api/sim/remove`` ``{"square": 3}``, ``/api/sim/button`` ``{}``, ``/api/sim/human`` ``{"policy":
   "random", "misbehave": []}``, ``/api/sim/speed`` ``{"speed": 2.0}``.
@@ -32,6 +37,7 @@ the browser asking first), and a POST or a WebSocket must, when the browser says
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 from collections.abc import Awaitable, Callable
@@ -44,12 +50,15 @@ from aiohttp import WSMsgType, web
 from messages import GameState, HumanSetup, OperatorCommand, OperatorReply, WorldAction, WorldState
 
 from . import core
+from .gomoku import GomokuGame, MoveRequest, NewRequest
 
 STATIC_DIR: Final = Path(__file__).resolve().parent / "static"
 COOKIE: Final = "sanzi_console_token"
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: the largest request body taken (every request is a few numbers).
 MAX_BODY: Final = 4096
+#: the gomoku game of an application made by :func:`make_app`.
+GOMOKU: Final = web.AppKey("gomoku", GomokuGame)
 
 
 class Backend(Protocol):
@@ -142,6 +151,10 @@ def make_app(backend: Backend, *, token: str = "", hosts: frozenset[str] = froze
     any)."""
     middlewares = [host_middleware(hosts), token_middleware(token), same_origin]
     app = web.Application(middlewares=middlewares, client_max_size=MAX_BODY)
+    game = app[GOMOKU] = GomokuGame()
+    # the engine's turns in flight: held here so that a page that goes away mid-thought neither cancels
+    # the worker thread nor leaves the game thinking forever
+    turns: set[asyncio.Task[None]] = set()
 
     def handles(fn: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> Any:
         """Turn the core's refusals into 4xx answers."""
@@ -237,6 +250,39 @@ def make_app(backend: Backend, *, token: str = "", hosts: frozenset[str] = froze
     async def ws(request: web.Request) -> web.StreamResponse:
         return await backend.websocket(request)
 
+    async def gomoku_page(request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC_DIR / "gomoku.html", headers={"Cache-Control": "no-cache"})
+
+    async def gomoku_state(request: web.Request) -> web.StreamResponse:
+        return web.json_response(game.view())
+
+    async def engine_turn() -> None:
+        """The engine's reply, if it is to move, computed in a worker thread (never on the loop)."""
+        if not game.begin_thinking():
+            return
+
+        async def think() -> None:
+            decision = None
+            try:
+                decision = await asyncio.to_thread(game.think)
+            finally:
+                game.finish(decision)
+
+        task = asyncio.create_task(think())
+        turns.add(task)
+        task.add_done_callback(turns.discard)
+        await asyncio.shield(task)
+
+    async def gomoku_new(request: web.Request) -> web.StreamResponse:
+        game.new(await _body(request, NewRequest))
+        await engine_turn()
+        return web.json_response(game.view())
+
+    async def gomoku_move(request: web.Request) -> web.StreamResponse:
+        game.play(await _body(request, MoveRequest))
+        await engine_turn()
+        return web.json_response(game.view())
+
     app.router.add_get("/", index)
     app.router.add_get("/api/state", api_state)
     app.router.add_get("/api/health", api_health)
@@ -251,6 +297,10 @@ def make_app(backend: Backend, *, token: str = "", hosts: frozenset[str] = froze
     app.router.add_post("/api/sim/button", handles(button))
     app.router.add_post("/api/sim/human", handles(human))
     app.router.add_post("/api/sim/speed", handles(speed))
+    app.router.add_get("/gomoku", gomoku_page)
+    app.router.add_get("/api/gomoku/state", gomoku_state)
+    app.router.add_post("/api/gomoku/new", handles(gomoku_new))
+    app.router.add_post("/api/gomoku/move", handles(gomoku_move))
     app.router.add_static("/static/", STATIC_DIR, follow_symlinks=False, append_version=False)
     return app
 
@@ -266,4 +316,4 @@ def shown_ack(text: str) -> int | None:
     return None
 
 
-__all__ = ["COOKIE", "STATIC_DIR", "Backend", "WSMsgType", "make_app", "refuse", "shown_ack"]
+__all__ = ["COOKIE", "GOMOKU", "STATIC_DIR", "Backend", "WSMsgType", "make_app", "refuse", "shown_ack"]

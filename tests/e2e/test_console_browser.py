@@ -3,7 +3,8 @@
 A task 5 game played only through the page: a command the referee refuses first (its reason is shown),
 then the task started with the operator controls, and on each of the person's turns a click on an empty
 square of the table and on the button; the page's referee board must follow every move and the result
-must be shown; then a piece dragged to another square (task 6's cheat) moves on the table. Screenshots go
+must be shown; then a piece dragged to another square (task 6's cheat) moves on the table; last, the
+console's link opens the gomoku page, where a click on the centre gets the engine's stone. Screenshots go
 to the test's folder; the frame rate and the capture-to-shown latency the page achieved are printed
 (``-s``), measured, not asserted.
 
@@ -47,6 +48,8 @@ MY_TURN = """() => document.getElementById('lamp').classList.contains('on')
 OVER = "() => document.getElementById('result').textContent.startsWith('result:')"
 BOARD = """(id) => [...document.querySelectorAll('#' + id + ' .cell')]
     .map(c => c.dataset.state || '?').join('')"""
+
+GOMOKU_POINTS = "() => [...document.querySelectorAll('#gomoku-board .pt')]"
 
 
 def _api(url: str, path: str) -> Any:
@@ -144,5 +147,27 @@ def test_a_whole_task_5_game_played_by_clicking(
             page.screenshot(path=str(tmp_path / "800x480.png"))
             if os.environ.get("SANZI_CONSOLE_SCREENSHOT"):
                 shutil.copy(tmp_path / "800x480.png", os.environ["SANZI_CONSOLE_SCREENSHOT"])
+
+            # five in a row against the engine, from the console's link, on the device's screen
+            started = time.monotonic()
+            page.click("#gomoku-link")
+            page.wait_for_function(GOMOKU_POINTS + ".length === 225", timeout=WAIT_MS)
+            page.select_option("#gomoku-level", "easy")
+            page.click("#gomoku-new")
+            page.wait_for_function(
+                "() => document.getElementById('gomoku-reply').textContent === 'new game'", timeout=WAIT_MS
+            )
+            page.click("#gomoku-board .pt[data-x='7'][data-y='7']")
+            page.wait_for_function(
+                f"{GOMOKU_POINTS}.filter(p => p.dataset.state === 'O').length === 1", timeout=WAIT_MS
+            )
+            game = _api(url, "/api/gomoku/state")
+            assert game["moves"][0] == [7, 7] and len(game["moves"]) == 2 and game["your_turn"], game
+            page.screenshot(path=str(tmp_path / "gomoku.png"))
+            reply = game["engine_move"]
+            print(
+                f"gomoku page: a click answered by the engine ({reply['reason']}, {reply['ms']} ms) "
+                f"in {time.monotonic() - started:.2f} s from the console's link"
+            )
         finally:
             browser.close()
