@@ -521,8 +521,19 @@ class Tail:
         return f"{self.reason} tail cut {where}: {self.detail}"
 
 
-#: what the mcap reader raises on a damaged file (its own errors, short reads, bad compression).
-_DAMAGE = (McapError, struct.error, ValueError, KeyError, EOFError, MemoryError, zstandard.ZstdError)
+#: what the mcap reader raises on a damaged file: its own errors, short reads, bad compression, and a
+#: corrupt length too large for a C size (zstandard's OverflowError).
+_DAMAGE = (
+    McapError,
+    struct.error,
+    ValueError,
+    KeyError,
+    IndexError,
+    EOFError,
+    MemoryError,
+    OverflowError,
+    zstandard.ZstdError,
+)
 
 
 class Recording:
