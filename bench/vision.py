@@ -37,6 +37,11 @@ from services.vision.tracker import PoseTracker  # noqa: E402
 PHOTOS = REPO / ".." / "shared" / "data" / "real-photos"
 
 
+#: issue 11's targets on one core: a cold search under 5 ms median, tracking under 3 ms.
+COLD_TARGET_MS = 5.0
+TRACK_TARGET_MS = 3.0
+
+
 def _rotate(board: str, turns: int) -> str:
     rows = [list(board[i * 3 : i * 3 + 3]) for i in range(3)]
     for _ in range(turns % 4):
@@ -181,7 +186,7 @@ def main() -> int:
     detect(presets[0][0])  # warm caches
     print("vision detector, 640x480, one core (cv2.setNumThreads(1))")
     print(f"{'':40}{'median ms':>10}{'p99 ms':>10}")
-    target = 5.0
+    target = COLD_TARGET_MS
     images = [f[0] for f in presets + randoms]
     sequences = steady_sequences(images[:: max(1, len(images) // 60)], 6, args.seed)
     for clock_name, clock in (("wall", time.perf_counter), ("thread CPU", time.thread_time)):
@@ -200,9 +205,13 @@ def main() -> int:
             f"{'ratio tracker/baseline, ' + clock_name:40}{np.median(trk_ms) / np.median(trk_base):10.1f}"
             f"{np.percentile(trk_ms, 99) / np.percentile(trk_base, 99):10.1f}"
         )
-        for name, ms in (("cold", det_ms), ("tracker", trk_ms), ("tracker, every frame read", read_ms)):
-            verdict = "met" if np.median(ms) < target else "NOT met"
-            print(f"  target median < {target} ms ({name}, {clock_name}): {verdict}")
+        for name, ms, goal in (
+            ("cold", det_ms, target),
+            ("tracker", trk_ms, TRACK_TARGET_MS),
+            ("tracker, every frame read", read_ms, TRACK_TARGET_MS),
+        ):
+            verdict = "met" if np.median(ms) < goal else "NOT met"
+            print(f"  target median < {goal} ms ({name}, {clock_name}): {verdict}")
         print(f"  tracker frames confirmed without a search: {tracked:.1%}")
     print()
     print(f"{'accuracy':28}{'frames':>8}{'all right':>11}{'sq right':>10}{'sq ?':>8}{'sq wrong':>10}")

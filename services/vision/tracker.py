@@ -129,7 +129,8 @@ class PoseTracker:
         ):
             self._reused += 1
             ms = (time.perf_counter() - t0) * 1000.0
-            return replace(last, processing_ms=ms, extra={**last.extra, "unchanged": 1.0})
+            # tracked: this frame needed no search (as a frame confirmed on its lines)
+            return replace(last, processing_ms=ms, extra={**last.extra, "unchanged": 1.0, "tracked": 1.0})
         det = self._read(image)
         if (
             det.pose_source == "detected"
