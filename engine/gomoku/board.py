@@ -159,10 +159,20 @@ class GomokuBoard:
         Does not change :attr:`to_move`. No checks: the hot path of every search.
         """
         self.cells[square] = color
+        self._update_lines(square, color, 1)
+        self.hash ^= self._zobrist[square][color]
+        self.history.append((square, color))
+        near = self.near
+        for sq in self._neighbours[square]:
+            near[sq] += 1
+
+    def _update_lines(self, square: Square, color: Color, sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) a ``color`` stone on ``square`` in the keys of the lines
+        through it, and move the pattern counts and scores by the difference each line's shapes make."""
         table, keys, counts, scores = self.table, self.keys, self.counts, self.scores
         for line_id, shift in self.square_lines[square]:
             old_key = keys[line_id]
-            new_key = old_key + (color << shift)
+            new_key = old_key + sign * (color << shift)
             keys[line_id] = new_key
             old, new = table[old_key], table[new_key]
             if old.counts != new.counts:
@@ -171,11 +181,6 @@ class GomokuBoard:
                         counts[i] += a - b
             scores[1] += new.score[0] - old.score[0]
             scores[2] += new.score[1] - old.score[1]
-        self.hash ^= self._zobrist[square][color]
-        self.history.append((square, color))
-        near = self.near
-        for sq in self._neighbours[square]:
-            near[sq] += 1
 
     def remove(self) -> tuple[Square, Color]:
         """Take back the last :meth:`place` and return what it placed.
@@ -186,18 +191,7 @@ class GomokuBoard:
             raise GomokuError("no stone to take back")
         square, color = self.history.pop()
         self.cells[square] = EMPTY
-        table, keys, counts, scores = self.table, self.keys, self.counts, self.scores
-        for line_id, shift in self.square_lines[square]:
-            old_key = keys[line_id]
-            new_key = old_key - (color << shift)
-            keys[line_id] = new_key
-            old, new = table[old_key], table[new_key]
-            if old.counts != new.counts:
-                for i, (a, b) in enumerate(zip(new.counts, old.counts, strict=True)):
-                    if a != b:
-                        counts[i] += a - b
-            scores[1] += new.score[0] - old.score[0]
-            scores[2] += new.score[1] - old.score[1]
+        self._update_lines(square, color, -1)
         self.hash ^= self._zobrist[square][color]
         near = self.near
         for sq in self._neighbours[square]:
