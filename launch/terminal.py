@@ -22,3 +22,14 @@ def ask(inp: TextIO, out: TextIO, prompt: str) -> str:
         out.write("\n")
         raise EndOfInput
     return line.strip()
+
+
+def announce_result(out: TextIO, winner: object, person: object, engine: object, draw: str) -> None:
+    """Tell the person who won the game that just ended (``winner``: ``person``, ``engine`` or
+    neither, which is the ``draw`` sentence)."""
+    if winner == person:
+        out.write("You win!\n")
+    elif winner == engine:
+        out.write("The engine wins.\n")
+    else:
+        out.write(draw + "\n")

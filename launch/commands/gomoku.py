@@ -19,7 +19,7 @@ from engine.gomoku.board import GomokuBoard, Square
 from engine.gomoku.player import DEFAULT_LEVEL, LEVELS, GomokuPlayer
 from engine.gomoku.rules import BLACK, DEFAULT_SIZE, MAX_SIZE, MIN_SIZE, WHITE, Color, GomokuError, Rule
 from engine.gomoku.threats import ThreatSearch, ThreatTimeout
-from launch.terminal import EndOfInput, ask
+from launch.terminal import EndOfInput, announce_result, ask
 
 _COLUMNS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
 _SIDE_WORDS: Final[dict[str, Color]] = {
@@ -187,12 +187,7 @@ def play_game(
             out.write(f"The engine ({_NAMES[engine_side]}) plays {name(board, decision.move)}{note}.\n")
     out.write("\n" + render(board, last) + "\n\n")
     result = board.winner()
-    if result == person:
-        out.write("You win!\n")
-    elif result == engine_side:
-        out.write("The engine wins.\n")
-    else:
-        out.write("Draw: the board is full.\n")
+    announce_result(out, result, person, engine_side, "Draw: the board is full.")
     return result
 
 

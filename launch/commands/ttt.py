@@ -26,7 +26,7 @@ from engine import (
     square_from_number,
     square_number,
 )
-from launch.terminal import EndOfInput, ask
+from launch.terminal import EndOfInput, announce_result, ask
 
 _SIDE_WORDS: Final[dict[str, Player]] = {
     "x": "X",
@@ -164,12 +164,7 @@ def play_game(
             out.write(f"The engine ({engine_side}) plays {choice.number}.\n")
     out.write("\n" + board.pretty(numbers=False) + "\n\n")
     result = board.winner()
-    if result == person:
-        out.write("You win!\n")
-    elif result == engine_side:
-        out.write("The engine wins.\n")
-    else:
-        out.write("Draw.\n")
+    announce_result(out, result, person, engine_side, "Draw.")
     return result
 
 
