@@ -884,8 +884,9 @@ def _read_squares(
     geo = _square_masks(s, round(half_width, 3), round(margin, 3))
     grey = _squares_of(canon.img, s, m)[:, geo.inside]  # (9, P): the inside of each square
     chans = [grey]
+    colour_px = None
     if canon.colour is not None:
-        colour = _squares_of(canon.colour, s, m)[:, geo.inside]
+        colour = colour_px = _squares_of(canon.colour, s, m)[:, geo.inside]
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
         chans += [colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]]
     data = np.stack(chans, axis=-1)  # (9, P, C)
@@ -1005,6 +1006,10 @@ def _read_squares(
         if evidence < f0 and not why:
             out.append(("empty", 1.0 - 0.5 * evidence / f0, evidence, tone, "", float(plate_grey[k])))
             continue
+        if not why and colour_px is not None and _coloured(colour_px[k][middle], plate[k, 0, 1:]):
+            why = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
+        elif not why and abs(tone - 0.5) < MID_TONE:
+            why = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
         presence = min(1.0, (evidence - f0) / f0)
         # How far the tone is from the middle of the scale, 0.3 away is certain.
         certainty = min(1.0, abs(tone - 0.5) / 0.3)
@@ -1147,6 +1152,23 @@ def _faint_piece(
     return d, evidence, centre, edge
 
 
+def _coloured(middle_bgr: np.ndarray, plate_opponent: np.ndarray) -> bool:
+    """Whether a body's middle (its pixels' B, G, R, (P, 3)) is clearly coloured, and not in the plate's
+    own colour (that is the plate showing through, not an object): its saturation, the spread of its
+    median's channels over its brightest channel (at least ``SATURATION_FLOOR``, so that the few levels
+    of colour in a black piece's noise and JPEG do not count), is above ``PIECE_MAX_SATURATION`` (a
+    white balance a tenth warm or cool leaves a white piece near 0.2), and its opponent colour (B-G,
+    R-G) is off the plate's (``plate_opponent``) by more than ``OFF_PLATE_COLOUR`` of its own."""
+    if middle_bgr.shape[0] < MIN_EVIDENCE_PIXELS:
+        return False
+    med = np.median(middle_bgr, axis=0)
+    top = float(med.max())
+    if (top - float(med.min())) / max(top, SATURATION_FLOOR) <= PIECE_MAX_SATURATION:
+        return False
+    own = np.array([med[0] - med[1], med[2] - med[1]])
+    return float(np.hypot(*(own - plate_opponent))) > OFF_PLATE_COLOUR * float(np.hypot(*own))
+
+
 def _middle_grey(
     grey: np.ndarray, piece: tuple[np.ndarray, float, np.ndarray, float], geo: _SquareMasks
 ) -> float:
@@ -1186,6 +1208,13 @@ CHROMA_OF_PLATE: Final = 0.35
 MIN_CORNER_PIXELS: Final = 16
 #: a piece seen only at the plate's texture (see _faint_piece): its middle differs by this many of the
 #: finer thresholds, and its reading is never certain.
+#: pieces are black or white: a body more saturated than this is something else (see _coloured).
+PIECE_MAX_SATURATION: Final = 0.4
+SATURATION_FLOOR: Final = 100.0
+OFF_PLATE_COLOUR: Final = 0.5
+#: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
+#: far from a black piece as from a white one: not a piece.
+MID_TONE: Final = 0.15
 FAINT_BODY_K: Final = 1.5
 #: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
 FAINT_EDGE_SHARE: Final = 0.7

@@ -58,7 +58,8 @@ class Scene:
     #: random shapes on the table off the board (seeded by ``draw``'s seed).
     clutter: int = 0
     #: things that are not pieces, drawn last: (kind, x, y, size px, angle deg, colour); kind is
-    #: "finger" (an elongated ellipse), "pen" (a thin bar) or "sheet" (a square).
+    #: "finger" (an elongated ellipse), "pen" (a thin bar), "coin" (a metal disc of radius size)
+    #: or "sheet" (a square).
     objects: tuple[tuple[str, float, float, float, float, Colour], ...] = ()
     #: a soft drop shadow under every piece: (dx, dy) offset in pitches and strength (0: none).
     soft_shadow: float = 0.0
@@ -235,6 +236,11 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
         elif kind == "pen":
             box = cv2.boxPoints(((ox, oy), (size, max(2.0, size / 10)), -ang))
             cv2.fillPoly(img, [pts([tuple(q) for q in box])], _bgr(ocol), cv2.LINE_AA, 4)
+        elif kind == "coin":  # a metal disc: a face of the object's colour, a brighter rim, a dark edge
+            centre, r = ipt(ox, oy), int(size * ss)
+            cv2.circle(img, centre, r, _bgr(_scale(ocol, 0.55)), -1, cv2.LINE_AA)
+            cv2.circle(img, centre, int(r * 0.93), _bgr(_scale(ocol, 1.15)), -1, cv2.LINE_AA)
+            cv2.circle(img, centre, int(r * 0.8), _bgr(ocol), -1, cv2.LINE_AA)
         elif kind == "sheet":
             box = cv2.boxPoints(((ox, oy), (size, size), -ang))
             cv2.fillPoly(img, [pts([tuple(q) for q in box])], _bgr(ocol), cv2.LINE_AA, 4)

@@ -15,7 +15,7 @@ from messages import HandState
 from services.vision.detector import detect
 from services.vision.tracker import VisionCore
 
-from .looks import random_scene
+from .looks import contest_scene, random_scene
 from .synth import Scene, draw, square_centre
 from .test_sweep import render_board, rotate_board
 
@@ -122,3 +122,34 @@ def test_a_pen_left_on_the_board_is_never_stable() -> None:
         assert result.observation.occluded or "?" in result.observation.board
         assert not result.observation.stable
     assert core.stable_observation is None
+
+
+#: (B, G, R) of coins: brass, copper, steel.
+COIN_METALS: dict[str, tuple[float, float, float]] = {
+    "brass": (70.0, 150.0, 190.0),
+    "copper": (60.0, 100.0, 170.0),
+    "steel": (170.0, 170.0, 165.0),
+}
+
+
+@pytest.mark.parametrize("metal", ["brass", "copper"])
+def test_a_coloured_coin_in_an_empty_square_is_never_a_piece(metal: str) -> None:
+    """Pieces are black or white: a brass or copper coin in an empty square is flagged, on any plate
+    but one of its own colour (wood; a brass coin on a wood plate is not told apart by colour)."""
+    rng = np.random.default_rng(5 if metal == "brass" else 6)
+    frames = flagged = 0
+    for i in range(24):
+        base = contest_scene(rng, plate=str(rng.choice(["blue", "green", "white", "grey", "dark"])))
+        empties = [k + 1 for k, c in enumerate(base.board) if c == "."]
+        if not empties:
+            continue
+        square = empties[int(rng.integers(len(empties)))]
+        cx, cy = square_centre(base, square)
+        radius = float(rng.uniform(0.18, 0.3)) * base.pitch_px
+        colour = tuple(c * float(rng.uniform(0.85, 1.1)) for c in COIN_METALS[metal])
+        det = detect(draw(replace(base, objects=(("coin", cx, cy, radius, 0.0, colour),)), seed=i))
+        frames += 1
+        flagged += (not det.found) or det.occluded
+    # Measured when written: brass 23/23, copper 23/23 flagged. A steel coin is grey like a dim white
+    # piece: 3/23 flagged (only where its tone is half way between black and white), not asserted.
+    assert flagged == frames, f"{flagged}/{frames} flagged"
