@@ -988,6 +988,8 @@ def _read_squares(
                 d, evidence, centre, edge = faint_piece
                 most = FAINT_MAX_CONFIDENCE
         corners_covered = sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones)
+        rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
+        middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
         why = ""
         if background[k]:
             why = "background"
@@ -997,10 +999,8 @@ def _read_squares(
             why = "elongated"
         elif evidence >= f0 and edge < PIECE_MIN_RADIUS:
             why = "small"
-        elif evidence >= f0 and edge >= PIECE_MAX_EDGE and not _round(d, geo):
+        elif evidence >= f0 and edge >= PIECE_MAX_EDGE and not _round(_body(d, dev[k, :, 0], middle), geo):
             why = "too-large"  # it fills the square into a corner: a sheet, a palm, not a piece
-        rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
-        middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
         dark_ref = min(float(line_level[k]), float(plate_grey[k]))
         tone = (float(np.median(grey[k][middle])) - dark_ref) / max(float(contrast[k]), 1e-3)
         if evidence < f0 and not why:
@@ -1178,6 +1178,16 @@ def _middle_grey(
     return float(np.median(grey[rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))]))
 
 
+def _body(d: np.ndarray, grey_dev: np.ndarray, middle: np.ndarray) -> np.ndarray:
+    """Of the differing pixels ``d``, the body: those off the plate the way the middle is, by at least
+    ``BODY_OF_MIDDLE`` of the middle's own deviation (``grey_dev``: each pixel's grey minus the plate's).
+    A piece's soft shadow and a white piece's dark rim fall away; a sheet or a palm stays whole. When the
+    middle barely differs in grey (a piece seen by its colour), all of ``d``."""
+    level = float(np.median(grey_dev[middle])) if middle.any() else 0.0
+    core = d & (grey_dev * math.copysign(1.0, level) >= BODY_OF_MIDDLE * abs(level))
+    return core if core.sum() >= MIN_EVIDENCE_PIXELS and abs(level) > 0.0 else d
+
+
 def _round(d: np.ndarray, geo: _SquareMasks) -> bool:
     """Whether the differing pixels ``d`` of one square reach about as far from its centre in every
     direction (a large piece and its shadow), rather than farther along the diagonals (a square sheet)."""
@@ -1264,6 +1274,8 @@ FOREIGN_CORNERS: Final = 3
 #: square's inside: 1.1; a square sheet: 1.4).
 ROUND_SECTORS: Final = 16
 ROUND_MAX_RATIO: Final = 1.15
+#: a body's outline is where it is off the plate by half as much as its middle (see _body).
+BODY_OF_MIDDLE: Final = 0.5
 #: the inside of a square keeps at least this many image pixels from its lines (their blur).
 MARGIN_MIN_PX: Final = 2.5
 #: length to width beyond which a blob is not a piece (a disc or a cross is as wide as it is long).
