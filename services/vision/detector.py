@@ -1220,7 +1220,7 @@ MIN_CORNER_PIXELS: Final = 16
 #: finer thresholds, and its reading is never certain.
 #: pieces are black or white: a body more saturated than this is something else (see _coloured).
 PIECE_MAX_SATURATION: Final = 0.4
-SATURATION_FLOOR: Final = 100.0
+SATURATION_FLOOR: Final = 125.0
 OFF_PLATE_COLOUR: Final = 0.5
 #: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
 #: far from a black piece as from a white one: not a piece.
@@ -2021,7 +2021,8 @@ def _verify_grid(
     shifts = [0, 0]
     for d in range(2 if may_shift else 0):
         # The window one square back or on: when a line at one end of it is missing (no line there at
-        # all) while one stands just beyond the other end, as strong as the window's others.
+        # all) while one stands just beyond the other end, and the window moved there looks more like a
+        # grid (a line beside a row of pieces of its own tone may show only half its strength).
         window = strength[d, 1 : GRID_SQUARES + 2]
         typical = max(float(np.median(window)), 1e-3)
         first, last = float(window[0]), float(window[-1])
@@ -2030,6 +2031,11 @@ def _verify_grid(
             shifts[d] = -1
         elif first < SHIFT_MISSING * typical and after > SHIFT_PRESENT * typical:
             shifts[d] = 1
+        elif min(first, last) < SHIFT_MISSING * typical:
+            here = _window_clarity(strength[d], 0)
+            better = max((-1, 1), key=lambda shift: _window_clarity(strength[d], shift))
+            if _window_clarity(strength[d], better) > here + SHIFT_CLEARER:
+                shifts[d] = better
     if shifts != [0, 0]:
         shift = np.array([[1.0, 0.0, -shifts[0]], [0.0, 1.0, -shifts[1]], [0.0, 0.0, 1.0]])
         h = shift @ h
@@ -2040,16 +2046,21 @@ def _verify_grid(
     right = reach + int(np.argmin(grad[reach:]))  # the fall out of it
     half_width = (right - left) / 2.0 / s
     half_width = float(min(MAX_HALF_WIDTH, max(MIN_HALF_WIDTH, half_width)))
-    # How much the window looks like a grid: its weakest line against its typical one, and the lines
-    # just beyond it (which must be weaker), each way.
-    clear = 1.0
-    for d in range(2):
-        window = strength[d, 1 + shifts[d] : 2 + shifts[d] + GRID_SQUARES]
-        outside = [k for k in (shifts[d], shifts[d] + GRID_SQUARES + 2) if 0 <= k <= span]
-        beyond = max(float(strength[d, k]) for k in outside)
-        typical = max(float(np.median(window)), 1e-3)
-        clear = min(clear, float(window.min()) / typical, 1.0 - max(beyond, 0.0) / typical)
+    # How much the window looks like a grid, each way.
+    clear = min(_window_clarity(strength[d], shifts[d]) for d in range(2))
     return h, polarity, half_width, clear
+
+
+def _window_clarity(strength: np.ndarray, shift: int) -> float:
+    """How much the grid's window moved by ``shift`` squares looks like a grid in one direction, from
+    the strengths of the lines from one square before the grid to one beyond it (``strength``, 6): its
+    weakest line against its typical one, and the lines just beyond it, which must be weaker (1: four
+    equal lines with nothing beyond; 0 or less: not a grid)."""
+    window = strength[1 + shift : 2 + shift + GRID_SQUARES]
+    outside = [k for k in (shift, shift + GRID_SQUARES + 2) if 0 <= k < strength.size]
+    beyond = max(float(strength[k]) for k in outside)
+    typical = max(float(np.median(window)), 1e-3)
+    return min(1.0, float(window.min()) / typical, 1.0 - max(beyond, 0.0) / typical)
 
 
 #: the grid check's canonical view: pixels per square, clamped to this range around the pitch.
@@ -2059,6 +2070,8 @@ VERIFY_MAX_PX: Final = 48
 #: line and the line beyond its other end above the second.
 SHIFT_MISSING: Final = 0.25
 SHIFT_PRESENT: Final = 0.5
+#: ...or when the window moved looks clearer by this much (see _window_clarity).
+SHIFT_CLEARER: Final = 0.3
 #: how far the grid check's line profiles reach on each side of a line, in pitches.
 VERIFY_REACH: Final = 0.15
 
