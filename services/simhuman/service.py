@@ -29,7 +29,7 @@ from services.common.shell import Service, run_service
 
 from .interactive import InputClosed, interactive_turn
 from .person import Act, MisbehaviourError, Person, Press, Say, Step, Wait
-from .policy import PolicyError
+from .policy import INTERACTIVE_POLICY, WEB_POLICY, PolicyError
 
 T = TypeVar("T")
 
@@ -38,8 +38,6 @@ BOUNCE_S: Final = 0.002
 #: a world action the world has not taken within this is published again; given up after ACTION_GIVE_UP_S.
 ACTION_RESEND_S: Final = 0.25
 ACTION_GIVE_UP_S: Final = 10.0
-#: the policy of a person playing in the browser console: the simulated person stands aside.
-WEB_POLICY: Final = "web"
 #: the main loop looks at the lamp at least this often (to press again).
 LOOK_S: Final = 0.25
 
@@ -107,7 +105,7 @@ class SimHuman(Service):
 
     @property
     def interactive(self) -> bool:
-        return self.person.config.policy == "you"
+        return self.person.config.policy == INTERACTIVE_POLICY
 
     async def run(self) -> None:
         sub = self.sub = self.subscribe(["referee.state", "sim.human", "sim.world"])
