@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from . import planner as pl
 from .controller import ControllerAlarm, ControllerError, MotionController, Status
 from .geometry import GeometryError, as_matrix
 from .record import ActuatorRecord, Outcome, RecordError
+
+if TYPE_CHECKING:
+    from services.common.config import Config
 
 Emit = Callable[[ActuatorEvent], Awaitable[None]]
 
@@ -40,7 +43,7 @@ class ActuatorCore:
     def __init__(
         self,
         controller: MotionController,
-        config: Any,
+        config: Config,
         record: ActuatorRecord,
         *,
         log: Any,

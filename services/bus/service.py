@@ -8,6 +8,7 @@ from typing import Any
 
 import zmq
 
+from services.common.config import Config
 from services.common.shell import Service, run_service
 
 from . import curve
@@ -19,7 +20,7 @@ class Bus(Service):
 
     name = "bus"
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         # The forwarders must exist before our own publisher connects to them.
         self._sync_ctx = zmq.Context()
         self._auth = (

@@ -50,7 +50,7 @@ class Service(ABC):
 
     name: ClassVar[str]
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: config_module.Config, log: Any | None = None) -> None:
         # Imported on first use, not for a cycle (the bus client imports only messages and services.common):
         # a tool that only reads the shell's names does not load the bus client and its CURVE support.
         from services.bus.client import Publisher
@@ -185,7 +185,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_config(args: argparse.Namespace) -> Any:
+def load_config(args: argparse.Namespace) -> config_module.Config:
     """The configuration from ``--config`` and ``--set`` (also honours ``$SANZI_SET``: ``;``-separated)."""
     sets = list(getattr(args, "set", []) or [])
     env_sets = os.environ.get("SANZI_SET", "")

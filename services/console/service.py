@@ -37,6 +37,7 @@ from messages import (
     WorldAction,
     WorldState,
 )
+from services.common.config import Config
 from services.common.shell import Service, run_service
 
 from . import core, overlay
@@ -102,7 +103,7 @@ class ConsoleService(Service):
 
     name = "console"
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         if config.console.nice > 0:
             # before any thread is made (ZeroMQ's, the JPEG workers): each inherits the priority
             os.nice(config.console.nice)

@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
+
+from .config import ConsoleConfig
 
 #: the token's file name in a keys folder.
 TOKEN_FILE: Final = "console.token"
@@ -31,7 +33,7 @@ def make_token(folder: str | os.PathLike[str]) -> Path:
     return path
 
 
-def resolve_token(config: Any) -> str:
+def resolve_token(config: ConsoleConfig) -> str:
     """The token from ``console.token`` or ``console.token_file`` ("" when neither is set).
     :raises ConsoleRefused: when the token file cannot be read or is empty."""
     if config.token:

@@ -42,7 +42,7 @@ import dataclasses
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -121,6 +121,9 @@ from .events import (
     log,
 )
 
+if TYPE_CHECKING:
+    from services.common.config import Config
+
 PLACEMENT_TASKS: Final = frozenset({1, 2, 3})
 GAME_TASKS: Final = frozenset({4, 5, 6})
 #: how many squares the placement tasks take.
@@ -182,7 +185,7 @@ class Settings:
             raise SettingsError(f"referee.placement_retries must be >= 0, got {self.placement_retries}")
 
     @classmethod
-    def from_config(cls, config: Any) -> Settings:
+    def from_config(cls, config: Config) -> Settings:
         """Settings from the whole configuration (``config.referee`` and ``config.bus``).
 
         :raises SettingsError: naming the bad key."""

@@ -42,6 +42,7 @@ from messages import (
     OperatorCommand,
 )
 from services.bus.client import SnapshotServer
+from services.common.config import Config
 from services.common.shell import Service, run_service
 
 from . import machine as M
@@ -117,7 +118,7 @@ class Referee(Service):
 
     name = "referee"
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         super().__init__(config, log)
         self.settings = M.Settings.from_config(config)
         self.state = M.initial_state(self.settings)

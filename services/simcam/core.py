@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
 from messages import CameraFrame, WorldState
 
 from .camera import CameraModel
+from .config import SimCamConfig
 from .renderer import Renderer, renderer_for
 from .style import RenderStyle
+
+if TYPE_CHECKING:
+    from services.common.config import Config, TableConfig
 
 #: frame k of a stream with configured seed s is rendered with seed s * _SEED_STRIDE + k.
 _SEED_STRIDE: Final = 1_000_003
@@ -53,7 +57,7 @@ class FrameClock:
         return max(0.0, self.due() - now)
 
 
-def style_from_config(simcam: Any) -> RenderStyle:
+def style_from_config(simcam: SimCamConfig) -> RenderStyle:
     """The configured look: the preset ``simcam.style`` with ``simcam.noise_sigma``."""
     return RenderStyle.preset(simcam.style).replace(noise_sigma=float(simcam.noise_sigma))
 
@@ -61,14 +65,14 @@ def style_from_config(simcam: Any) -> RenderStyle:
 class FrameMaker:
     """Makes CameraFrame messages from worlds. Holds the renderer (and its caches)."""
 
-    def __init__(self, camera: CameraModel, table: Any, style: RenderStyle, seed: int) -> None:
+    def __init__(self, camera: CameraModel, table: TableConfig, style: RenderStyle, seed: int) -> None:
         self.camera = camera
         self.renderer: Renderer = renderer_for(camera, table, style)
         self.seed = seed
         self.frame_id = 0
 
     @classmethod
-    def from_config(cls, config: Any) -> FrameMaker:
+    def from_config(cls, config: Config) -> FrameMaker:
         camera = CameraModel.from_config(config.simcam, config.table)
         return cls(camera, config.table, style_from_config(config.simcam), config.simcam.seed)
 

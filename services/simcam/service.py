@@ -11,6 +11,7 @@ import time
 from typing import Any, Final
 
 from messages import CameraFrame, WorldState
+from services.common.config import Config
 from services.common.log import RateLimiter
 from services.common.shell import Service, run_service
 
@@ -28,7 +29,7 @@ class SimCam(Service):
 
     name = "simcam"
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         super().__init__(config, log)
         self.maker = FrameMaker.from_config(config)
         self.world: WorldState | None = None

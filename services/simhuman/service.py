@@ -25,8 +25,10 @@ import msgspec
 
 from messages import ButtonLevel, GameState, HumanSetup, WorldAction, WorldState
 from services.bus.client import request_snapshot
+from services.common.config import Config
 from services.common.shell import Service, run_service
 
+from .config import SimHumanConfig
 from .interactive import InputClosed, interactive_turn
 from .person import Act, MisbehaviourError, Person, Press, Say, Step, Wait
 from .policy import INTERACTIVE_POLICY, WEB_POLICY, PolicyError
@@ -88,7 +90,7 @@ class SimHuman(Service):
 
     name = "simhuman"
 
-    def __init__(self, config: Any, log: Any | None = None, stdin: Any = None, stdout: Any = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None, stdin: Any = None, stdout: Any = None) -> None:
         super().__init__(config, log)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
@@ -100,7 +102,7 @@ class SimHuman(Service):
         self.pressed_at = 0.0
         self.sub: Any = None
 
-    def _make_person(self, cfg: Any) -> Person:
+    def _make_person(self, cfg: SimHumanConfig) -> Person:
         return Person(cfg, speed=self.speed)
 
     @property

@@ -18,6 +18,7 @@ from typing import Any, Final
 import msgspec
 
 from messages import FaultInjection, WorldAction, WorldState
+from services.common.config import Config
 from services.common.shell import Service, run_service
 
 from .controller import ControllerError, EmulatedController
@@ -55,7 +56,7 @@ def load_world_file(path: str | Path) -> WorldState:
         raise WorldFileError(f"{path}: {exc}") from None
 
 
-def make_world(config: Any) -> World:
+def make_world(config: Config) -> World:
     """The world from ``config``: every piece in its supply, or the state in ``simworld.world_file``."""
     world = World(config.simworld, config.table)
     if config.simworld.world_file:
@@ -71,7 +72,7 @@ class SimWorld(Service):
 
     name = "simworld"
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         super().__init__(config, log)
         self.controller = EmulatedController(make_world(config), config)
         self.closing(self.controller)

@@ -26,6 +26,7 @@ from typing import Any, Final
 import numpy as np
 
 from messages import BoardObservation, CameraFrame, GameState
+from services.common.config import Config
 from services.common.log import RateLimiter
 from services.common.shell import Service, run_service
 
@@ -43,7 +44,7 @@ class Vision(Service):
 
     name = "vision"
 
-    def __init__(self, config: Any, log: Any | None = None, source: FrameSource | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None, source: FrameSource | None = None) -> None:
         super().__init__(config, log)
         self.core = VisionCore.from_config(config.vision)
         self.watch = AnomalyWatch(

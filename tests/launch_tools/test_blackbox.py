@@ -17,9 +17,9 @@ import zmq.asyncio
 
 from launch.cli import main as sanzi
 from messages import ActuatorEvent, BoardObservation, GameState, Heartbeat
-from services.blackbox.config import BlackboxConfig, blackbox_config
+from services.blackbox.config import BlackboxConfig
 from services.blackbox.core import NS, BlackBox, Dump, Fault, FaultDetector, FaultStore, RingBuffer
-from services.blackbox.service import Blackbox
+from services.blackbox.service import Blackbox, recorder_settings
 from services.bus.client import Publisher, Subscriber, wait_for
 from services.common import log as log_module
 from services.common.recording import Record, Recording
@@ -173,8 +173,8 @@ def test_fault_store_keeps_bounded_files(tmp_path: Path) -> None:
     assert tiny.files() == [kept]
 
 
-def test_config_defaults_until_registered(cfg: Any) -> None:
-    settings = blackbox_config(cfg)
+def test_settings_default_to_the_runtime_fault_folder(cfg: Any) -> None:
+    settings = recorder_settings(cfg)
     assert settings.seconds == 30.0 and settings.max_files == 20 and settings.max_bytes == 200_000_000
     assert settings.dir == cfg.runtime.fault_dir
 

@@ -119,10 +119,10 @@ def test_debounce_time_per_driver() -> None:
     def cfg(**sections: Any) -> Any:
         return load(None, overrides=sections)
 
-    assert debounce_s(cfg(led={"driver": "gpio", "debounce_ms": 30.0})) == 0.030
+    assert debounce_s(cfg(led={"driver": "gpio", "debounce_ms": 30.0}).led) == 0.030
     # the simulated button gets the real debounce at any speed: the simulated finger is not sped up
-    assert debounce_s(cfg(led={"driver": "sim"}, simworld={"speed": 1000.0})) == 0.030
-    assert debounce_s(cfg(led={"driver": "sim", "sim_debounce_ms": 12.0})) == 0.012
+    assert debounce_s(cfg(led={"driver": "sim"}, simworld={"speed": 1000.0}).led) == 0.030
+    assert debounce_s(cfg(led={"driver": "sim", "sim_debounce_ms": 12.0}).led) == 0.012
 
 
 async def test_referee_silence_shows_process_down(tmp_path: Path) -> None:
