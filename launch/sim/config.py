@@ -32,13 +32,13 @@ ANGLE_PROBE_MM: Final = 20.0
 
 
 def simulator_config(
-    base: Any,
+    base: Config,
     *,
     speed: float,
     seed: int,
     extra: dict[str, Any] | None = None,
     calibrate: bool = True,
-) -> Any:
+) -> Config:
     """``base`` turned into the configuration of one simulated run: the simulator's processes, the speed
     factor, every seed derived from ``seed``, a private state folder (emptied), then ``extra`` overrides,
     then the calibration from the simulated camera when ``calibrate`` and none is configured.
