@@ -29,7 +29,7 @@ def recorder_settings(config: Config, settings: BlackboxConfig | None = None) ->
     return msgspec.structs.replace(chosen, dir=folder)
 
 
-class Blackbox(Service):
+class BlackboxService(Service):
     """Keeps the last seconds of bus traffic and writes them to a recording on a fault."""
 
     name = "blackbox"

@@ -25,6 +25,7 @@ import msgspec
 from services.actuator.config import ActuatorConfig, CalibrationConfig
 from services.ai.config import AiConfig
 from services.blackbox.config import BlackboxConfig
+from services.bus.config import BusConfig
 from services.common.section import Section as Section  # re-exported: the base of every section
 from services.console.config import ConsoleConfig
 from services.led.config import LedConfig
@@ -53,29 +54,6 @@ class RuntimeConfig(Section):
     log_dir: str = "{runtime}/logs"
     #: recordings written automatically on a fault (last seconds of bus traffic).
     fault_dir: str = "{state}/faults"
-
-
-class BusConfig(Section):
-    #: publishers connect here (the forwarder's XSUB).
-    pub: str = "ipc://{runtime}/bus-pub"
-    #: subscribers connect here (the forwarder's XPUB).
-    sub: str = "ipc://{runtime}/bus-sub"
-    #: camera frames travel on their own forwarder with a tiny high-water mark.
-    frame_pub: str = "ipc://{runtime}/frame-pub"
-    frame_sub: str = "ipc://{runtime}/frame-sub"
-    #: the referee's snapshot server (ROUTER).
-    snapshot: str = "ipc://{runtime}/referee-snapshot"
-    #: queue depth for game events: deep, nothing may be dropped.
-    event_hwm: int = 100_000
-    #: queue depth for camera frames: the newest matters, a backlog never does.
-    frame_hwm: int = 2
-    #: folder of CURVE keys made by `sanzi keys`; required when a tcp endpoint binds beyond loopback.
-    curve_dir: str = ""
-    #: this machine's client key name in ``curve_dir`` (``NAME.key_secret``).
-    curve_client: str = "client"
-    heartbeat_period_s: float = 1.0
-    #: a peer that missed this long of heartbeats is down (3 periods).
-    peer_timeout_s: float = 3.0
 
 
 class LogConfig(Section):

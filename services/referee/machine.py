@@ -95,7 +95,7 @@ from messages.game import (
     Result,
 )
 from services.ai import core as ai_core
-from services.common.config import BusConfig
+from services.bus.config import BusConfig
 
 from . import judge as J
 from .config import RefereeConfig

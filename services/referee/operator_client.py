@@ -20,7 +20,7 @@ from messages import OperatorCommand, OperatorReply
 from services.bus.client import Publisher, Subscriber
 
 if TYPE_CHECKING:
-    from services.common.config import BusConfig
+    from services.bus.config import BusConfig
 
 #: exit codes of the operator commands.
 EXIT_OK = 0

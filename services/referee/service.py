@@ -22,7 +22,6 @@ oldest first, so the move is judged on the first frame after the press without w
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections import deque
 from collections.abc import Iterable
@@ -43,7 +42,7 @@ from messages import (
 )
 from services.bus.client import SnapshotServer
 from services.common.config import Config
-from services.common.shell import Service, run_service
+from services.common.shell import Service
 
 from . import machine as M
 from .events import (
@@ -113,10 +112,11 @@ def to_event(env: Envelope, state: M.RefereeState, now: float, own_name: str = "
     return None
 
 
-class Referee(Service):
+class RefereeService(Service):
     """The game: the state machine, the logical board, the journal."""
 
     name = "referee"
+    config_errors = (M.SettingsError,)
 
     def __init__(self, config: Config, log: Any | None = None) -> None:
         super().__init__(config, log)
@@ -239,11 +239,3 @@ class Referee(Service):
                 await self.pub.publish("operator.reply", action.reply)
             case UseLocalEngine():
                 self.last_error = f"ai: {action.reason}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return run_service(Referee, argv)
-    except M.SettingsError as exc:
-        print(f"referee: {exc}", file=sys.stderr)
-        return 2

@@ -26,7 +26,7 @@ import msgspec
 from messages import ButtonLevel, GameState, HumanSetup, WorldAction, WorldState
 from services.bus.client import request_snapshot
 from services.common.config import Config
-from services.common.shell import Service, run_service
+from services.common.shell import Service
 
 from .config import SimHumanConfig
 from .interactive import InputClosed, interactive_turn
@@ -85,10 +85,11 @@ def in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
     return future
 
 
-class SimHuman(Service):
+class SimHumanService(Service):
     """The simulated person (or the real one at the terminal)."""
 
     name = "simhuman"
+    config_errors = (PolicyError, MisbehaviourError)
 
     def __init__(self, config: Config, log: Any | None = None, stdin: Any = None, stdout: Any = None) -> None:
         super().__init__(config, log)
@@ -236,11 +237,3 @@ class SimHuman(Service):
             await self.pub.publish("sim.button", ButtonLevel(pressed=level))
             if bounce:
                 await asyncio.sleep(BOUNCE_S)
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return run_service(SimHuman, argv)
-    except (PolicyError, MisbehaviourError) as exc:
-        print(f"simhuman: {exc}", file=sys.stderr)
-        return 2

@@ -10,7 +10,6 @@ again until its id shows there).
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from pathlib import Path
 from typing import Any, Final
@@ -19,7 +18,7 @@ import msgspec
 
 from messages import FaultInjection, WorldAction, WorldState
 from services.common.config import Config
-from services.common.shell import Service, run_service
+from services.common.shell import Service
 
 from .controller import ControllerError, EmulatedController
 from .faults import FaultSpecError
@@ -67,10 +66,11 @@ def make_world(config: Config) -> World:
     return world
 
 
-class SimWorld(Service):
+class SimWorldService(Service):
     """The simulated table and its motion controller."""
 
     name = "simworld"
+    config_errors = (WorldFileError, FaultSpecError, ControllerError)
 
     def __init__(self, config: Config, log: Any | None = None) -> None:
         super().__init__(config, log)
@@ -142,11 +142,3 @@ class SimWorld(Service):
 
     async def shutdown(self) -> None:
         await asyncio.sleep(0)
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return run_service(SimWorld, argv)
-    except (WorldFileError, FaultSpecError, ControllerError) as exc:
-        print(f"simworld: {exc}", file=sys.stderr)
-        return 2
