@@ -38,7 +38,8 @@ Emit = Callable[[ActuatorEvent], Awaitable[None]]
 
 class ActuatorCore:
     """Executes commands one at a time. ``config`` is the whole configuration (sections actuator, table,
-    calibration are read). ``clock`` is monotonic seconds (durations)."""
+    calibration are read). ``clock`` is monotonic seconds (durations); ``wall_clock`` is seconds since
+    the epoch (when each outcome was recorded). The core reads no clock of its own."""
 
     def __init__(
         self,
@@ -48,6 +49,7 @@ class ActuatorCore:
         *,
         log: Any,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.controller = controller
         self.cfg = config.actuator
@@ -55,6 +57,7 @@ class ActuatorCore:
         self.record = record
         self.log = log
         self.clock = clock
+        self.wall_clock = wall_clock
         self.motion = pl.Motion.from_config(self.cfg)
         self.calibration: np.ndarray | None = None
         self.calibration_problem = ""
@@ -125,7 +128,7 @@ class ActuatorCore:
                     status="failed",
                     kind=cmd.kind,
                     reason="interrupted by a restart of the actuator; not repeated (check the board)",
-                    time=time.time(),
+                    time=self.wall_clock(),
                 )
                 self.record.set_outcome(cmd.command_id, known)
                 self._save()
@@ -146,7 +149,9 @@ class ActuatorCore:
         self.log.warning("command failed", command=cmd.command_id, kind=cmd.kind, reason=reason)
         self.record.set_outcome(
             cmd.command_id,
-            Outcome(status="failed", kind=cmd.kind, reason=reason, duration_s=duration, time=time.time()),
+            Outcome(
+                status="failed", kind=cmd.kind, reason=reason, duration_s=duration, time=self.wall_clock()
+            ),
         )
         try:
             self._save()
@@ -180,7 +185,9 @@ class ActuatorCore:
             if self.calibration_problem and "calibration" in reason:
                 reason = f"{reason} ({self.calibration_problem})"
             return await self._fail(cmd, emit, reason, None)
-        self.record.set_outcome(cmd.command_id, Outcome(status="started", kind=cmd.kind, time=time.time()))
+        self.record.set_outcome(
+            cmd.command_id, Outcome(status="started", kind=cmd.kind, time=self.wall_clock())
+        )
         try:
             self._save()
         except RecordError as exc:
@@ -213,7 +220,7 @@ class ActuatorCore:
         within = duration <= self.cfg.placement_budget_s
         self.record.set_outcome(
             cmd.command_id,
-            Outcome(status="done", kind=cmd.kind, duration_s=duration, time=time.time()),
+            Outcome(status="done", kind=cmd.kind, duration_s=duration, time=self.wall_clock()),
         )
         try:
             self._save()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
@@ -63,10 +64,19 @@ def style_from_config(simcam: SimCamConfig) -> RenderStyle:
 
 
 class FrameMaker:
-    """Makes CameraFrame messages from worlds. Holds the renderer (and its caches)."""
+    """Makes CameraFrame messages from worlds. Holds the renderer (and its caches). ``clock`` stamps a
+    frame whose capture time is not given (monotonic nanoseconds, the bus's clock)."""
 
-    def __init__(self, camera: CameraModel, table: TableConfig, style: RenderStyle, seed: int) -> None:
+    def __init__(
+        self,
+        camera: CameraModel,
+        table: TableConfig,
+        style: RenderStyle,
+        seed: int,
+        clock: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
         self.camera = camera
+        self.clock = clock
         self.renderer: Renderer = renderer_for(camera, table, style)
         self.seed = seed
         self.frame_id = 0
@@ -90,7 +100,7 @@ class FrameMaker:
 
     def frame(self, world: WorldState, capture_ns: int | None = None) -> CameraFrame:
         """The next frame as a bus message (bgr8)."""
-        t = time.monotonic_ns() if capture_ns is None else capture_ns
+        t = self.clock() if capture_ns is None else capture_ns
         img = self.image(world)
         return CameraFrame(
             frame_id=self.frame_id,

@@ -171,12 +171,8 @@ class SimHumanService(Service):
             return []  # the person plays in the browser console: nothing to do here
         if not self.interactive:
             return self.person.on_state(state)
-        if not self.person.is_my_turn(state):
+        if not self.person.claim_turn(state):
             return []
-        key = self.person.turn_key(state)
-        if key in self.person._acted:
-            return []
-        self.person._acted.add(key)
 
         def write(text: str) -> None:
             self.stdout.write(text)
