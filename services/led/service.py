@@ -25,8 +25,7 @@ from services.bus.client import Latched, request_snapshot
 from services.common.config import Config
 from services.common.shell import Service
 
-from .config import LedConfig
-from .debounce import Debouncer
+from .debounce import Debouncer, debounce_s
 from .drivers import Panel, make_panel
 from .patterns import LAMP_PHASE, no_referee_panel, panel_for
 
@@ -34,20 +33,6 @@ from .patterns import LAMP_PHASE, no_referee_panel, panel_for
 SNAPSHOT_TIMEOUT_S = 0.5
 #: the main loop wakes at least this often (to notice the referee's silence).
 TICK_S = 0.1
-
-
-#: the automatic debounce of the simulated button never goes below this (ms): the simulated person's
-#: contact bounce flickers every 2 ms (services/simhuman), and those flickers (plus timer jitter) must
-#: not count.
-
-
-def debounce_s(led: LedConfig) -> float:
-    """The debounce time, seconds: ``led.debounce_ms`` for every button, the simulated one included
-    (the simulated person holds the button for real time, not for simulated time, exactly so that it
-    meets the same debounce); ``led.sim_debounce_ms`` >= 0 overrides it for the simulated button."""
-    if led.driver == "sim" and led.sim_debounce_ms >= 0:
-        return led.sim_debounce_ms / 1000.0
-    return led.debounce_ms / 1000.0
 
 
 class LedService(Service):

@@ -93,6 +93,21 @@ class Say:
 
 
 Step = Wait | Act | Press | Say
+
+
+def button_levels(pressed: bool, bounce: int) -> list[bool]:
+    """The levels one edge produces: ``bounce`` flickers, then the final level.
+
+    >>> button_levels(True, 2)
+    [True, False, True, False, True]
+    """
+    out: list[bool] = []
+    for _ in range(bounce):
+        out += [pressed, not pressed]
+    out.append(pressed)
+    return out
+
+
 TurnKey = tuple[str, int, int, int]
 
 

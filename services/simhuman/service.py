@@ -14,12 +14,9 @@ world applies an id once) until the world lists its id in ``sim.world`` (``actio
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
-import threading
 import time
-from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import msgspec
 
@@ -29,11 +26,9 @@ from services.common.config import Config
 from services.common.shell import Service
 
 from .config import SimHumanConfig
-from .interactive import InputClosed, interactive_turn
-from .person import Act, MisbehaviourError, Person, Press, Say, Step, Wait
+from .interactive import InputClosed, in_daemon_thread, interactive_turn
+from .person import Act, MisbehaviourError, Person, Press, Say, Step, Wait, button_levels
 from .policy import INTERACTIVE_POLICY, WEB_POLICY, PolicyError
-
-T = TypeVar("T")
 
 #: a contact bounce lasts this long (real seconds, not scaled: it is electrical).
 BOUNCE_S: Final = 0.002
@@ -42,47 +37,6 @@ ACTION_RESEND_S: Final = 0.25
 ACTION_GIVE_UP_S: Final = 10.0
 #: the main loop looks at the lamp at least this often (to press again).
 LOOK_S: Final = 0.25
-
-
-def button_levels(pressed: bool, bounce: int) -> list[bool]:
-    """The levels one edge produces: ``bounce`` flickers, then the final level.
-
-    >>> button_levels(True, 2)
-    [True, False, True, False, True]
-    """
-    out: list[bool] = []
-    for _ in range(bounce):
-        out += [pressed, not pressed]
-    out.append(pressed)
-    return out
-
-
-def in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-    """Run a blocking ``fn`` (a terminal read) in a daemon thread. Unlike the default executor, a
-    thread stuck in ``readline`` then does not keep the process alive after SIGTERM."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(result: Any, error: BaseException | None) -> None:
-        if future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
-    def work() -> None:
-        try:
-            result = fn(*args)
-        except BaseException as exc:  # handed over to the awaiting coroutine
-            outcome: tuple[Any, BaseException | None] = (None, exc)
-        else:
-            outcome = (result, None)
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
-            loop.call_soon_threadsafe(settle, *outcome)
-
-    threading.Thread(target=work, name="simhuman-terminal", daemon=True).start()
-    return future
 
 
 class SimHumanService(Service):

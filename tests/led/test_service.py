@@ -114,7 +114,7 @@ async def test_panel_follows_the_referee_and_the_button_is_debounced(bus: Any) -
 
 
 def test_debounce_time_per_driver() -> None:
-    from services.led.service import debounce_s
+    from services.led.debounce import debounce_s
 
     def cfg(**sections: Any) -> Any:
         return load(None, overrides=sections)

@@ -16,7 +16,8 @@ import zmq.asyncio
 from messages import ButtonLevel, FaultInjection, GameState, WorldAction, WorldState
 from services.bus.client import Publisher, Subscriber
 from services.common.shell import serve
-from services.simhuman.service import SimHumanService, button_levels
+from services.simhuman.person import button_levels
+from services.simhuman.service import SimHumanService
 from services.simworld.service import SimWorldService, WorldFileError, load_world_file
 
 DEADLINE_S = 10.0
