@@ -276,8 +276,14 @@ class GpioPanel(Panel):
         self._task = asyncio.create_task(self._blink(), name="led.gpio-blink")
 
     def _edges(self) -> None:
+        try:
+            events = self._request.read_edge_events()
+        except OSError as exc:  # the chip or line went away: stop reading, the service keeps publishing
+            asyncio.get_running_loop().remove_reader(self._request.fd)
+            self.failed(f"cannot read the button's GPIO line on {self.config.gpio_chip}: {exc!r}")
+            return
         rising = self._gpiod.EdgeEvent.Type.RISING_EDGE
-        for event in self._request.read_edge_events():
+        for event in events:
             # With active_low set, edges are logical: rising means the button became pressed.
             self.on_level(event.event_type == rising, event.timestamp_ns / 1e9)
 
