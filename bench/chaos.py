@@ -24,7 +24,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
@@ -34,10 +33,11 @@ from launch import chaos, simrun  # noqa: E402
 from launch import stack as stack_module  # noqa: E402
 from launch.simrun import Progress, SimOptions, SimSession  # noqa: E402
 from services.common import config as config_module  # noqa: E402
+from services.common.config import Config  # noqa: E402
 
 
 async def run(
-    config: Any,
+    config: Config,
     stack: stack_module.Stack,
     options: SimOptions,
     interval: tuple[float, float],

@@ -55,6 +55,7 @@ from launch.simrun import SimOptions, SimSession  # noqa: E402
 from messages import ActuatorCommand, BoardObservation, ButtonPress, GameState  # noqa: E402
 from services.bus.client import Publisher, Subscriber  # noqa: E402
 from services.common import config as config_module  # noqa: E402
+from services.common.config import Config  # noqa: E402
 
 ROUND_TRIPS = 300
 #: Debian's chromium, driven by playwright for ``--browser``.
@@ -104,7 +105,7 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
-async def bus_round_trip(config: Any, n: int = ROUND_TRIPS) -> list[float]:
+async def bus_round_trip(config: Config, n: int = ROUND_TRIPS) -> list[float]:
     """Milliseconds for one small message through the running bus (publish -> forwarder -> subscriber)."""
     from services.bus.client import context
 
@@ -140,7 +141,7 @@ async def bus_round_trip(config: Any, n: int = ROUND_TRIPS) -> list[float]:
 
 
 async def measure_games(
-    config: Any, games: int, seed: int, speed: float
+    config: Config, games: int, seed: int, speed: float
 ) -> tuple[Latencies, list[float], list[str]]:
     """Play ``games`` games of task 5 and time every press -> command."""
     lat = Latencies()

@@ -30,7 +30,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
@@ -42,6 +41,7 @@ from launch.simrun import SimOptions, SimSession  # noqa: E402
 from messages import Heartbeat  # noqa: E402
 from services.bus.client import Publisher  # noqa: E402
 from services.common import config as config_module  # noqa: E402
+from services.common.config import Config  # noqa: E402
 from services.common.recording import (  # noqa: E402
     CHUNK_BYTES,
     FLUSH_INTERVAL_S,
@@ -99,7 +99,7 @@ def wait_for_records(path: Path, timeout: float = 30.0) -> None:
     raise TimeoutError(f"the recorder wrote nothing to {path} in {timeout} s")
 
 
-async def play_until(config: Any, deadline: float, seed: int, speed: float) -> int:
+async def play_until(config: Config, deadline: float, seed: int, speed: float) -> int:
     """Play tasks 4, 5, 6 over and over until ``deadline`` (monotonic); returns the tasks played."""
     played = 0
     async with SimSession(config) as session:
@@ -117,7 +117,7 @@ async def play_until(config: Any, deadline: float, seed: int, speed: float) -> i
     return played
 
 
-def session(config: Any, config_file: Path, folder: Path, minutes: float, seed: int, speed: float) -> dict:
+def session(config: Config, config_file: Path, folder: Path, minutes: float, seed: int, speed: float) -> dict:
     out = folder / "session.mcap"
     recorder = start_recorder(config_file, out, "--camera", "--force")
     wait_for_records(out)
@@ -149,7 +149,7 @@ def _beats(path: Path, process: str) -> list[int]:
     return [m.seq for m in messages if isinstance(m, Heartbeat) and m.process == process]
 
 
-async def publish_burst(config: Any, count: int, rate: float, path: Path) -> tuple[float, float]:
+async def publish_burst(config: Config, count: int, rate: float, path: Path) -> tuple[float, float]:
     """Publish ``count`` heartbeats of :data:`BURST_SOURCE` at ``rate`` per second, once the recorder
     writing ``path`` has heard this publisher (a PUB socket drops what it sends before it learned the
     subscriptions); returns when the burst began (monotonic) and the rate achieved (a publisher that
@@ -185,7 +185,7 @@ async def publish_burst(config: Any, count: int, rate: float, path: Path) -> tup
         ctx.term()
 
 
-def burst(config: Any, config_file: Path, folder: Path, count: int) -> dict:
+def burst(config: Config, config_file: Path, folder: Path, count: int) -> dict:
     out = folder / "burst.mcap"
     recorder = start_recorder(config_file, out, "--topics", r"^sys\.heartbeat$", "--no-logs", "--force")
     wait_for_records(out)  # the stack's own heartbeats show it is connected

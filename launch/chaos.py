@@ -35,6 +35,7 @@ from typing import Any, Final
 
 from messages import ButtonPress, GameState, Heartbeat
 from messages.game import PAUSED, RESTING_PHASES
+from services.common.config import Config
 
 from . import stack as stack_module
 
@@ -87,7 +88,7 @@ class Monkey:
     """Kills device processes of ``stack`` at random moments of the games (see the module docstring)."""
 
     stack: stack_module.Stack
-    config: Any
+    config: Config
     seed: int
     victims: Sequence[str] = VICTIMS
     interval: tuple[float, float] = DEFAULT_INTERVAL_S

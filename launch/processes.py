@@ -16,9 +16,12 @@ what runs in it. Every process is started as ``python -m <module> --config FILE`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from services.referee.config import RefereeConfig
+
+if TYPE_CHECKING:
+    from services.common.config import Config
 
 #: The two kinds of configuration the stack runs in.
 Mode = Literal["hardware", "sim"]
@@ -184,7 +187,7 @@ def get(name: str) -> ProcessSpec:
         ) from None
 
 
-def mode_of(config: Any) -> Mode:
+def mode_of(config: Config) -> Mode:
     """Which configuration ``config`` describes: the simulator when its camera source is ``"sim"``."""
     return "sim" if config.camera.source == SIM_CAMERA_SOURCE else "hardware"
 

@@ -50,8 +50,8 @@ from services.referee.events import (
     SendCommand,
     Tick,
 )
-from services.referee.service import HELD_VIEWS, slim, to_event, views_after_press
-from services.referee.service import TOPICS as REFEREE_INPUTS
+from services.referee.inputs import HELD_VIEWS, slim, to_event, views_after_press
+from services.referee.inputs import TOPICS as REFEREE_INPUTS
 
 #: the process whose outputs are compared.
 REFEREE: Final = "referee"

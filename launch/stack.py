@@ -32,6 +32,7 @@ from typing import Any, Final
 import msgspec
 
 from services.common import config as config_module
+from services.common.config import Config
 
 from . import supervisor as sv
 from .processes import Mode, ProcessSpec, mode_of, processes_for
@@ -50,12 +51,12 @@ class StackError(RuntimeError):
     process and what to look at."""
 
 
-def load_config(path: str | os.PathLike[str] | None, overrides: dict[str, Any] | None = None) -> Any:
+def load_config(path: str | os.PathLike[str] | None, overrides: dict[str, Any] | None = None) -> Config:
     """The configuration as services load it (see :func:`services.common.config.load`)."""
     return config_module.load(path, overrides=overrides)
 
 
-def simulator_overrides(config: Any) -> dict[str, Any]:
+def simulator_overrides(config: Config) -> dict[str, Any]:
     """Overrides that turn ``config`` into a simulator configuration: frames from the simulated camera,
     the simulated button, the actuator on the emulated controller's pseudo-terminal speaking its protocol.
     """
@@ -66,16 +67,16 @@ def simulator_overrides(config: Any) -> dict[str, Any]:
     }
 
 
-def merge(config: Any, overrides: dict[str, Any]) -> Any:
+def merge(config: Config, overrides: dict[str, Any]) -> Config:
     """``config`` with ``overrides`` (nested like the TOML) applied and validated again."""
     data = config_module.merge_dicts(msgspec.to_builtins(config), overrides)
     try:
-        return msgspec.convert(data, config_module.config_type())
+        return msgspec.convert(data, config_module.Config)
     except msgspec.ValidationError as exc:
         raise config_module.ConfigError(f"configuration: {exc}") from None
 
 
-def config_toml(config: Any) -> str:
+def config_toml(config: Config) -> str:
     """``config`` as TOML that loads back to the same configuration."""
     return config_module.to_toml(config)
 
@@ -106,7 +107,7 @@ class StackFiles:
 
 
 def prepare(
-    config: Any, *, command: str = "up", exclude: Iterable[str] = (), python: str = sys.executable
+    config: Config, *, command: str = "up", exclude: Iterable[str] = (), python: str = sys.executable
 ) -> StackFiles:
     """Write the runtime configuration and the supervisord configuration for ``config`` into its runtime
     folder (created with mode 0700) and return where they are. ``exclude`` names registry processes not
@@ -135,7 +136,7 @@ def prepare(
     )
 
 
-def console_url(config: Any, files: StackFiles, timeout: float = 5.0) -> str:
+def console_url(config: Config, files: StackFiles, timeout: float = 5.0) -> str:
     """The browser console's address once it listens (read from ``console.address_file``), or "" when
     the stack runs no console or it does not listen within ``timeout`` (its port taken: its log says)."""
     if "console" not in {p.name for p in files.programs}:
@@ -151,7 +152,7 @@ def console_url(config: Any, files: StackFiles, timeout: float = 5.0) -> str:
     return ""
 
 
-def running_config(config: Any) -> Any:
+def running_config(config: Config) -> Config:
     """The configuration a running stack uses: the runtime folder's ``sanzi.toml`` if one was written
     there (by ``sanzi up`` or ``sanzi sim``), else ``config`` itself."""
     written = Path(config.runtime.dir) / sv.RUNTIME_CONFIG_NAME
@@ -258,7 +259,7 @@ class Stack:
             time.sleep(POLL_S)
 
     def wait_heartbeats(
-        self, config: Any, timeout: float = START_TIMEOUT_S, names: Sequence[str] | None = None
+        self, config: Config, timeout: float = START_TIMEOUT_S, names: Sequence[str] | None = None
     ) -> dict[str, Any]:
         """Wait until every program (or ``names``) has been heard on ``sys.heartbeat``; returns the last
         heartbeat of each. :raises StackError: naming the silent ones."""
@@ -406,7 +407,7 @@ def stop_running(runtime_dir: str | os.PathLike[str], timeout: float = STOP_TIME
 
 
 async def wait_heartbeats(
-    config: Any, names: Sequence[str], timeout: float, alive: Any = None
+    config: Config, names: Sequence[str], timeout: float, alive: Any = None
 ) -> dict[str, Any]:
     """Listen on ``sys.heartbeat`` until each of ``names`` was heard; returns name -> last Heartbeat.
     ``alive`` (optional) is called on every wake-up and may raise to abort early.
@@ -437,7 +438,7 @@ async def wait_heartbeats(
     return heard
 
 
-async def listen_heartbeats(config: Any, duration_s: float) -> dict[str, tuple[Any, int]]:
+async def listen_heartbeats(config: Config, duration_s: float) -> dict[str, tuple[Any, int]]:
     """Every heartbeat heard during ``duration_s``: process -> (last Heartbeat, its header mono_ns)."""
     from services.bus.client import Subscriber, context
 

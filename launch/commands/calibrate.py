@@ -24,7 +24,6 @@ import re
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -35,7 +34,7 @@ from services.actuator.calibration import (
     calibrate_from_points,
     frame_to_image,
 )
-from services.common.config import ConfigError, load
+from services.common.config import Config, ConfigError, load
 
 #: how long --auto waits for a frame from the bus or a camera.
 FRAME_TIMEOUT_S = 5.0
@@ -113,7 +112,7 @@ def _read_image(path: str) -> np.ndarray:
     return image
 
 
-def grab_frame(config: Any) -> np.ndarray:
+def grab_frame(config: Config) -> np.ndarray:
     """One frame from the configured camera. :raises CalibrationError: when none comes in time."""
     source = config.camera.source
     if source == "sim":
@@ -135,7 +134,7 @@ def grab_frame(config: Any) -> np.ndarray:
         cap.release()
 
 
-async def _frame_from_bus(config: Any) -> np.ndarray:
+async def _frame_from_bus(config: Config) -> np.ndarray:
     import zmq.asyncio
 
     from services.bus.client import Subscriber

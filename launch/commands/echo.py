@@ -23,6 +23,7 @@ import messages
 from services.bus.client import Subscriber
 from services.common import config as config_module
 from services.common import log as log_module
+from services.common.config import Config
 from services.common.shell import load_config
 
 #: a value longer than this is cut in the readable form (the JSON form is never cut).
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_echo(config, args))
 
 
-async def _echo(config: Any, args: argparse.Namespace) -> int:
+async def _echo(config: Config, args: argparse.Namespace) -> int:
     ctx = zmq.asyncio.Context()
     sub = Subscriber(ctx, config.bus, [args.topic], name="echo")
     stop = asyncio.Event()

@@ -20,7 +20,6 @@ import signal
 import sys
 import time
 from dataclasses import asdict
-from typing import Any
 
 import zmq.asyncio
 
@@ -28,6 +27,7 @@ import messages
 from services.bus.client import Subscriber
 from services.common import config as config_module
 from services.common import log as log_module
+from services.common.config import Config
 from services.common.rate import DEFAULT_WINDOW_S, RateMeter, RateReport
 from services.common.shell import load_config
 
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_hz(config, topics, args))
 
 
-async def _hz(config: Any, topics: list[str], args: argparse.Namespace) -> int:
+async def _hz(config: Config, topics: list[str], args: argparse.Namespace) -> int:
     meters: dict[tuple[str, str], RateMeter] = {}
     ctx = zmq.asyncio.Context()
     sub = Subscriber(ctx, config.bus, topics, name="hz")

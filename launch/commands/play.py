@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import signal
 import sys
-from typing import Any
 
 import zmq.asyncio
 
@@ -25,6 +24,7 @@ from messages import Channel
 from services.bus.client import Publisher
 from services.common import config as config_module
 from services.common import log as log_module
+from services.common.config import Config
 from services.common.recording import Recording, RecordingError
 from services.common.shell import load_config
 
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _play(config: Any, recording: Recording, args: argparse.Namespace) -> ReplayStats:
+async def _play(config: Config, recording: Recording, args: argparse.Namespace) -> ReplayStats:
     ctx = zmq.asyncio.Context()
     publisher = Publisher(ctx, config.bus, "play")
     publisher.open(Channel.EVENT, Channel.FRAME)

@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import signal
 import sys
-from typing import Any
 
 import zmq.asyncio
 
@@ -25,6 +24,7 @@ from services.bus.client import Subscriber
 from services.common import config as config_module
 from services.common import log as log_module
 from services.common import viewer
+from services.common.config import Config
 from services.common.recording import FileHeader, RecordingError, RecordingWriter, match_topics
 from services.common.shell import load_config
 
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _record(
-    config: Any,
+    config: Config,
     topics: list[str],
     writer: RecordingWriter,
     duration: float | None,

@@ -22,6 +22,7 @@ import msgspec
 
 from services.common import config as config_module
 from services.simcam.camera import CameraError, CameraModel
+from services.simcam.config import SimCamConfig
 from services.simcam.core import style_from_config
 from services.simcam.renderer import RenderError, renderer_for
 from services.simcam.style import RenderStyle, StyleError
@@ -61,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _style(args: argparse.Namespace, simcam: Any) -> RenderStyle:
+def _style(args: argparse.Namespace, simcam: SimCamConfig) -> RenderStyle:
     style = style_from_config(simcam) if args.style is None else RenderStyle.preset(args.style)
     changes: dict[str, Any] = {}
     for item in args.style_set:

@@ -79,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     web = args.human == simrun.WEB_POLICY
-    interactive = args.human == "you" or web
+    interactive = args.human == simrun.INTERACTIVE_POLICY or web
     tasks = (
         tuple(args.task) if args.task else (INTERACTIVE_DEFAULT_TASKS if interactive else simrun.ALL_TASKS)
     )

@@ -18,6 +18,7 @@ from dataclasses import asdict
 from typing import Any, Final
 
 from services.common import config as config_module
+from services.common.config import Config
 
 from .. import stack as stack_module
 from .. import supervisor as sv
@@ -149,7 +150,7 @@ def format_status(rows: list[ProcessStatus], referee: dict[str, Any] | None, run
     return "\n".join(line.rstrip() for line in lines)
 
 
-async def _bus_view(config: Any) -> tuple[dict[str, tuple[Any, int]], dict[str, Any] | None]:
+async def _bus_view(config: Config) -> tuple[dict[str, tuple[Any, int]], dict[str, Any] | None]:
     from messages import to_builtins
     from services.bus.client import context, request_snapshot
 
@@ -168,7 +169,7 @@ async def _bus_view(config: Any) -> tuple[dict[str, tuple[Any, int]], dict[str, 
     return heartbeats, (to_builtins(env.message) if env is not None else None)
 
 
-def collect(config: Any) -> dict[str, Any]:
+def collect(config: Config) -> dict[str, Any]:
     """Everything ``sanzi status`` shows, as plain data. :raises sv.SupervisorError: no stack running."""
     client = sv.Supervisor.for_runtime(config.runtime.dir)
     if not client.reachable():

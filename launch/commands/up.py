@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 from services.common import config as config_module
+from services.common.config import Config
 from services.common.shell import parse_overrides
 
 from .. import stack as stack_module
@@ -51,7 +51,7 @@ def add_set_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_config(args: argparse.Namespace, *, sim: bool, calibrate: bool = True) -> Any:
+def load_config(args: argparse.Namespace, *, sim: bool, calibrate: bool = True) -> Config:
     """The configuration of ``--config`` with ``--set`` applied, turned into a simulator configuration
     when ``sim``; on the simulator, calibrated from the simulated camera when it has no calibration
     (and ``calibrate``: the actuator, which needs it, runs).

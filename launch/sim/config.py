@@ -15,6 +15,7 @@ from typing import Any, Final
 
 import msgspec
 
+from services.common.config import Config
 from services.referee.judge import EMPTY_BOARD
 
 from .. import stack as stack_module
@@ -31,13 +32,13 @@ ANGLE_PROBE_MM: Final = 20.0
 
 
 def simulator_config(
-    base: Any,
+    base: Config,
     *,
     speed: float,
     seed: int,
     extra: dict[str, Any] | None = None,
     calibrate: bool = True,
-) -> Any:
+) -> Config:
     """``base`` turned into the configuration of one simulated run: the simulator's processes, the speed
     factor, every seed derived from ``seed``, a private state folder (emptied), then ``extra`` overrides,
     then the calibration from the simulated camera when ``calibrate`` and none is configured.
@@ -68,7 +69,7 @@ def simulator_config(
     return config
 
 
-def _rebase(config: Any, old: str, new: str) -> dict[str, Any]:
+def _rebase(config: Config, old: str, new: str) -> dict[str, Any]:
     """Overrides moving every string setting under ``old`` to ``new`` (except runtime.state_dir)."""
     out: dict[str, Any] = {}
     for section, values in msgspec.to_builtins(config).items():
@@ -80,7 +81,7 @@ def _rebase(config: Any, old: str, new: str) -> dict[str, Any]:
     return out
 
 
-def fresh_state(config: Any) -> None:
+def fresh_state(config: Config) -> None:
     """Empty the run's state folder (the referee's journal, the actuator's supply record): the simulated
     world starts with full supplies and an empty board every time."""
     state = Path(config.runtime.state_dir)
@@ -89,7 +90,7 @@ def fresh_state(config: Any) -> None:
     state.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
-def calibrate_simulator(config: Any) -> tuple[list[float], float]:
+def calibrate_simulator(config: Config) -> tuple[list[float], float]:
     """Calibrate the simulated camera as a person would calibrate the real one: render the initial world
     (empty board at the configured pose, full supplies, the ArUco markers), find the markers, fit the
     homography. Returns (row-major 3x3 homography image px -> table mm, RMS reprojection error in mm).
@@ -124,7 +125,7 @@ def calibrate_simulator(config: Any) -> tuple[list[float], float]:
     return values, float(calibration.error_mm)
 
 
-def image_angle(config: Any, plan: TaskPlan) -> float:
+def image_angle(config: Config, plan: TaskPlan) -> float:
     """The board's angle as the camera sees it (what vision reports) for the plan's pose on the table:
     the board's x axis carried into the image through the inverse of the calibration. Without a
     calibration, the table angle itself."""

@@ -11,14 +11,11 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
+from services.simhuman.policy import INTERACTIVE_POLICY, WEB_POLICY
+
 from .. import stack as stack_module
 from .plan import TaskPlan
 
-#: The simulated person's policy that reads the terminal (``sanzi sim --human you``).
-INTERACTIVE_POLICY: Final = "you"
-#: The simulated person's policy when a person plays in the browser console (``sanzi sim --human web``):
-#: the simulated person stands aside, and the page places the pieces and presses the button.
-WEB_POLICY: Final = "web"
 #: How long the person at the terminal has to leave after SIGTERM before being killed.
 STOP_TIMEOUT_S: Final = 5.0
 

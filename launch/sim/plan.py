@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from messages.game import TWO_PIECES, WRONG_COLOUR
+from services.common.config import Config
 from services.referee.machine import GAME_TASKS, PLACEMENT_TASKS, TASK1_SQUARE
 
 from .errors import SimError
@@ -118,7 +119,7 @@ def task_timeout(speed: float) -> float:
     return TASK_BASE_TIMEOUT_S + TASK_SIM_SECONDS / speed
 
 
-def plan_tasks(options: SimOptions, config: Any) -> list[TaskPlan]:
+def plan_tasks(options: SimOptions, config: Config) -> list[TaskPlan]:
     """The plans for ``options`` (pure; seeded by ``options.seed``). Game tasks get ``options.games``
     games each; placement tasks run once.
 

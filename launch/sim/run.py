@@ -14,6 +14,7 @@ from typing import Any, Final, TextIO
 
 from messages import GameState, OperatorCommand
 from messages.game import GAME_OVER
+from services.common.config import Config
 
 from .. import stack as stack_module
 from .config import fresh_state
@@ -180,7 +181,7 @@ class RunReport:
 
 
 def run_sim(
-    config: Any,
+    config: Config,
     options: SimOptions,
     *,
     stream: TextIO | None = sys.stderr,
@@ -217,7 +218,7 @@ def run_sim(
     return RunReport(results, time.monotonic() - t0, files)
 
 
-def _start_stack(config: Any, stack: stack_module.Stack, stream: TextIO | None, timeout_s: float) -> None:
+def _start_stack(config: Config, stack: stack_module.Stack, stream: TextIO | None, timeout_s: float) -> None:
     """Start ``stack`` and wait until every process runs and beats; say so (and where the console is)
     on ``stream``. :raises stack_module.StackError: when it does not come up within ``timeout_s``."""
     files = stack.files
@@ -233,7 +234,7 @@ def _start_stack(config: Any, stack: stack_module.Stack, stream: TextIO | None, 
         print(f"sanzi sim: the console is at {url}", file=stream, flush=True)
 
 
-async def _run(config: Any, plans: Sequence[TaskPlan], progress: Progress) -> list[TaskResult]:
+async def _run(config: Config, plans: Sequence[TaskPlan], progress: Progress) -> list[TaskResult]:
     async with SimSession(config) as session:
         return await run_plans(session, plans, progress)
 

@@ -12,7 +12,7 @@ import itertools
 import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final
+from typing import Final
 
 from messages import (
     ActuatorCommand,
@@ -30,6 +30,7 @@ from messages import (
 )
 from messages.game import RESTING_PHASES
 from services.bus.client import Publisher, Subscriber, context, request_snapshot
+from services.common.config import Config
 from services.referee.judge import EMPTY_BOARD
 
 from .config import angle_diff, image_angle
@@ -71,7 +72,7 @@ class SimSession:
 
     SOURCE: Final = "sim-run"
 
-    def __init__(self, config: Any, *, nonce: str | None = None) -> None:
+    def __init__(self, config: Config, *, nonce: str | None = None) -> None:
         self.config = config
         self.ctx = context()
         self.pub = Publisher(self.ctx, config.bus, self.SOURCE)

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import cv2
 import numpy as np
+
+if TYPE_CHECKING:
+    from services.common.config import TableConfig
 
 #: a calibration needs markers spread over the table: at least this many of them must be seen.
 MIN_MARKERS: Final = 3
@@ -214,7 +217,9 @@ def marker_corners_mm(x_mm: float, y_mm: float, size_mm: float) -> list[tuple[fl
     return [(x_mm + sx * half, y_mm + sy * half) for sx, sy in _CORNER_SIGNS]
 
 
-def calibrate_from_image(image: np.ndarray, table_cfg: Any, *, refine_edges: bool = True) -> Calibration:
+def calibrate_from_image(
+    image: np.ndarray, table_cfg: TableConfig, *, refine_edges: bool = True
+) -> Calibration:
     """The calibration from the table's ArUco markers seen in ``image``.
 
     ``table_cfg`` is the ``[table]`` section (markers, marker_size_mm, marker_dictionary).

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,21 +30,26 @@ from .controller import ControllerAlarm, ControllerError, MotionController, Stat
 from .geometry import GeometryError, as_matrix
 from .record import ActuatorRecord, Outcome, RecordError
 
+if TYPE_CHECKING:
+    from services.common.config import Config
+
 Emit = Callable[[ActuatorEvent], Awaitable[None]]
 
 
 class ActuatorCore:
     """Executes commands one at a time. ``config`` is the whole configuration (sections actuator, table,
-    calibration are read). ``clock`` is monotonic seconds (durations)."""
+    calibration are read). ``clock`` is monotonic seconds (durations); ``wall_clock`` is seconds since
+    the epoch (when each outcome was recorded). The core reads no clock of its own."""
 
     def __init__(
         self,
         controller: MotionController,
-        config: Any,
+        config: Config,
         record: ActuatorRecord,
         *,
         log: Any,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.controller = controller
         self.cfg = config.actuator
@@ -52,6 +57,7 @@ class ActuatorCore:
         self.record = record
         self.log = log
         self.clock = clock
+        self.wall_clock = wall_clock
         self.motion = pl.Motion.from_config(self.cfg)
         self.calibration: np.ndarray | None = None
         self.calibration_problem = ""
@@ -122,7 +128,7 @@ class ActuatorCore:
                     status="failed",
                     kind=cmd.kind,
                     reason="interrupted by a restart of the actuator; not repeated (check the board)",
-                    time=time.time(),
+                    time=self.wall_clock(),
                 )
                 self.record.set_outcome(cmd.command_id, known)
                 self._save()
@@ -143,7 +149,9 @@ class ActuatorCore:
         self.log.warning("command failed", command=cmd.command_id, kind=cmd.kind, reason=reason)
         self.record.set_outcome(
             cmd.command_id,
-            Outcome(status="failed", kind=cmd.kind, reason=reason, duration_s=duration, time=time.time()),
+            Outcome(
+                status="failed", kind=cmd.kind, reason=reason, duration_s=duration, time=self.wall_clock()
+            ),
         )
         try:
             self._save()
@@ -177,7 +185,9 @@ class ActuatorCore:
             if self.calibration_problem and "calibration" in reason:
                 reason = f"{reason} ({self.calibration_problem})"
             return await self._fail(cmd, emit, reason, None)
-        self.record.set_outcome(cmd.command_id, Outcome(status="started", kind=cmd.kind, time=time.time()))
+        self.record.set_outcome(
+            cmd.command_id, Outcome(status="started", kind=cmd.kind, time=self.wall_clock())
+        )
         try:
             self._save()
         except RecordError as exc:
@@ -210,7 +220,7 @@ class ActuatorCore:
         within = duration <= self.cfg.placement_budget_s
         self.record.set_outcome(
             cmd.command_id,
-            Outcome(status="done", kind=cmd.kind, duration_s=duration, time=time.time()),
+            Outcome(status="done", kind=cmd.kind, duration_s=duration, time=self.wall_clock()),
         )
         try:
             self._save()

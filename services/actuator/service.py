@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from messages import ActuatorCommand, ActuatorEvent, ActuatorPosition, BoardObservation
+from services.common.config import Config
 from services.common.shell import Service
 
 from .controller import OFFLINE, ControllerClosed, ControllerError, Status
@@ -34,7 +35,7 @@ class ActuatorService(Service):
 
     name = "actuator"
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         super().__init__(config, log)
         cfg = config.actuator
         slots = {"black": config.table.black_supply.slots, "white": config.table.white_supply.slots}

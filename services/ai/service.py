@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from messages import MoveRequest
-from services.common.shell import Service, run_service
+from services.common.shell import Service
 
 from .core import answer
 
 
-class Ai(Service):
+class AiService(Service):
     """The engine behind the bus."""
 
     name = "ai"
@@ -41,7 +41,3 @@ class Ai(Service):
                 elapsed_us=reply.elapsed_us,
             )
         return reply
-
-
-def main(argv: list[str] | None = None) -> int:
-    return run_service(Ai, argv)

@@ -1,7 +1,10 @@
+"""``python -m services.blackbox``: the fault recorder process."""
+
 import sys
 
 from services.common.shell import run_service
 
-from .service import Blackbox
+from .service import BlackboxService
 
-sys.exit(run_service(Blackbox))
+if __name__ == "__main__":
+    sys.exit(run_service(BlackboxService))

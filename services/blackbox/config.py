@@ -1,12 +1,6 @@
-"""Configuration of the fault recorder (section [blackbox]).
-
-Until the section is registered in services/common/config.py, the service uses these defaults
-(:func:`blackbox_config`).
-"""
+"""Configuration of the fault recorder (section [blackbox])."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from services.common.section import Section
 
@@ -29,19 +23,3 @@ class BlackboxConfig(Section):
     #: for this long after start, faults already present (a game state with an illegal move, a process
     #: in fault) are taken as they are, not as new faults: the recorder just missed their traffic.
     startup_grace_s: float = 3.0
-
-
-def blackbox_config(config: Any) -> BlackboxConfig:
-    """The [blackbox] section of ``config``, or the defaults while it is not registered; ``dir`` resolved
-    to a folder (``{runtime}`` and ``{state}`` expanded)."""
-    section = getattr(config, "blackbox", None)
-    settings = section if isinstance(section, BlackboxConfig) else BlackboxConfig()
-    return resolve_dir(settings, config)
-
-
-def resolve_dir(settings: BlackboxConfig, config: Any) -> BlackboxConfig:
-    import msgspec
-
-    folder = settings.dir or config.runtime.fault_dir
-    folder = folder.replace("{runtime}", config.runtime.dir).replace("{state}", config.runtime.state_dir)
-    return msgspec.structs.replace(settings, dir=folder)

@@ -6,25 +6,39 @@ import asyncio
 import time
 from typing import Any
 
+import msgspec
+
 from messages import TOPICS, Channel
+from services.common.config import Config
 from services.common.recording import Record, RecordingError, match_topics
 from services.common.shell import Service
 
-from .config import BlackboxConfig, blackbox_config, resolve_dir
+from .config import BlackboxConfig
 from .core import BlackBox, Dump, FaultStore
 
 #: how long to wait for traffic before checking whether a pending dump is due.
 IDLE_TICK_S = 0.25
 
 
-class Blackbox(Service):
+def recorder_settings(config: Config, settings: BlackboxConfig | None = None) -> BlackboxConfig:
+    """``settings`` (by default the ``[blackbox]`` section) with ``dir`` resolved to a folder:
+    ``runtime.fault_dir`` when it is empty, ``{runtime}`` and ``{state}`` expanded."""
+    chosen = config.blackbox if settings is None else settings
+    folder = chosen.dir or config.runtime.fault_dir
+    folder = folder.replace("{runtime}", config.runtime.dir).replace("{state}", config.runtime.state_dir)
+    return msgspec.structs.replace(chosen, dir=folder)
+
+
+class BlackboxService(Service):
     """Keeps the last seconds of bus traffic and writes them to a recording on a fault."""
 
     name = "blackbox"
 
-    def __init__(self, config: Any, log: Any | None = None, settings: BlackboxConfig | None = None) -> None:
+    def __init__(
+        self, config: Config, log: Any | None = None, settings: BlackboxConfig | None = None
+    ) -> None:
         super().__init__(config, log)
-        self.settings = resolve_dir(settings, config) if settings is not None else blackbox_config(config)
+        self.settings = recorder_settings(config, settings)
         s = self.settings
         self.box = BlackBox(s.seconds, s.post_seconds, s.buffer_bytes, s.startup_grace_s)
         self.store = FaultStore(s.dir, s.max_files, s.max_bytes)

@@ -1,5 +1,10 @@
+"""``python -m services.bus``: the bus process (both forwarders)."""
+
 import sys
 
-from .service import main
+from services.common.shell import run_service
 
-sys.exit(main())
+from .service import BusService
+
+if __name__ == "__main__":
+    sys.exit(run_service(BusService))

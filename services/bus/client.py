@@ -25,10 +25,10 @@ import zmq.asyncio
 
 import messages
 from messages import TOPICS, Channel, Envelope, Message
-from services.common.config import BusConfig
 from services.common.log import RateLimiter, get
 
 from . import curve
+from .config import BusConfig
 
 M = TypeVar("M", bound=Message)
 

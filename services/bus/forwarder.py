@@ -18,9 +18,10 @@ from pathlib import Path
 
 import zmq
 
-from services.common.config import BusConfig, ensure_private_dir
+from services.common.config import ensure_private_dir
 
 from . import curve
+from .config import BusConfig
 
 
 @dataclass

@@ -3,23 +3,24 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import Any
 
 import zmq
 
-from services.common.shell import Service, run_service
+from services.common.config import Config
+from services.common.shell import Service
 
 from . import curve
 from .forwarder import Forwarder, start_forwarders
 
 
-class Bus(Service):
+class BusService(Service):
     """XPUB/XSUB forwarders for events and camera frames."""
 
     name = "bus"
+    config_errors = (curve.CurveError,)
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         # The forwarders must exist before our own publisher connects to them.
         self._sync_ctx = zmq.Context()
         self._auth = (
@@ -46,11 +47,3 @@ class Bus(Service):
         if self._auth is not None:
             self._auth.stop()
         self._sync_ctx.term()
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return run_service(Bus, argv)
-    except curve.CurveError as exc:
-        print(f"bus: {exc}", file=sys.stderr)
-        return 2

@@ -8,7 +8,8 @@ Strings may use ``{runtime}`` and ``{state}``; they are replaced by the runtime 
 The runtime folder (sockets, logs, the serial symlink) defaults to ``$SANZI_RUNTIME_DIR``, else
 ``$XDG_RUNTIME_DIR/sanzi``, else ``/tmp/sanzi-<uid>``; it is created with mode 0700.
 
-Each service owns its section's class (``services/<name>/config.py``); this module assembles them.
+Each service owns its section's class (``services/<name>/config.py``); this module assembles them into
+the static :class:`Config`, so that every signature can name it.
 """
 
 from __future__ import annotations
@@ -19,8 +20,20 @@ from typing import Any
 
 import msgspec
 
-# Section is re-exported: the base of every section lives in a leaf module (see services.common.section).
-from services.common.section import Section as Section
+# The sections' modules import only services.common.section (a leaf), never this module: no circle, and
+# loading the configuration loads no service code (no OpenCV, no numpy).
+from services.actuator.config import ActuatorConfig, CalibrationConfig
+from services.ai.config import AiConfig
+from services.blackbox.config import BlackboxConfig
+from services.bus.config import BusConfig
+from services.common.section import Section as Section  # re-exported: the base of every section
+from services.console.config import ConsoleConfig
+from services.led.config import LedConfig
+from services.referee.config import RefereeConfig
+from services.simcam.config import SimCamConfig
+from services.simhuman.config import SimHumanConfig
+from services.simworld.config import SimWorldConfig
+from services.vision.config import CameraConfig, VisionConfig
 
 ENV_CONFIG = "SANZI_CONFIG"
 ENV_RUNTIME = "SANZI_RUNTIME_DIR"
@@ -41,29 +54,6 @@ class RuntimeConfig(Section):
     log_dir: str = "{runtime}/logs"
     #: recordings written automatically on a fault (last seconds of bus traffic).
     fault_dir: str = "{state}/faults"
-
-
-class BusConfig(Section):
-    #: publishers connect here (the forwarder's XSUB).
-    pub: str = "ipc://{runtime}/bus-pub"
-    #: subscribers connect here (the forwarder's XPUB).
-    sub: str = "ipc://{runtime}/bus-sub"
-    #: camera frames travel on their own forwarder with a tiny high-water mark.
-    frame_pub: str = "ipc://{runtime}/frame-pub"
-    frame_sub: str = "ipc://{runtime}/frame-sub"
-    #: the referee's snapshot server (ROUTER).
-    snapshot: str = "ipc://{runtime}/referee-snapshot"
-    #: queue depth for game events: deep, nothing may be dropped.
-    event_hwm: int = 100_000
-    #: queue depth for camera frames: the newest matters, a backlog never does.
-    frame_hwm: int = 2
-    #: folder of CURVE keys made by `sanzi keys`; required when a tcp endpoint binds beyond loopback.
-    curve_dir: str = ""
-    #: this machine's client key name in ``curve_dir`` (``NAME.key_secret``).
-    curve_client: str = "client"
-    heartbeat_period_s: float = 1.0
-    #: a peer that missed this long of heartbeats is down (3 periods).
-    peer_timeout_s: float = 3.0
 
 
 class LogConfig(Section):
@@ -106,53 +96,26 @@ class TableConfig(Section):
     marker_dictionary: str = "DICT_4X4_50"
 
 
-def _sections() -> dict[str, type[Section]]:
-    # Imported when the sections are first needed. The section modules import only
-    # services.common.section, never this module, so there is no circle.
-    from services.actuator.config import ActuatorConfig, CalibrationConfig
-    from services.ai.config import AiConfig
-    from services.blackbox.config import BlackboxConfig
-    from services.console.config import ConsoleConfig
-    from services.led.config import LedConfig
-    from services.referee.config import RefereeConfig
-    from services.simcam.config import SimCamConfig
-    from services.simhuman.config import SimHumanConfig
-    from services.simworld.config import SimWorldConfig
-    from services.vision.config import CameraConfig, VisionConfig
+class Config(Section):
+    """The whole configuration: one field per section (a table of the TOML file), each with its defaults.
+    :func:`load` returns one, with ``{runtime}`` and ``{state}`` expanded."""
 
-    return {
-        "runtime": RuntimeConfig,
-        "bus": BusConfig,
-        "log": LogConfig,
-        "table": TableConfig,
-        "camera": CameraConfig,
-        "vision": VisionConfig,
-        "referee": RefereeConfig,
-        "ai": AiConfig,
-        "actuator": ActuatorConfig,
-        "calibration": CalibrationConfig,
-        "led": LedConfig,
-        "simworld": SimWorldConfig,
-        "simcam": SimCamConfig,
-        "simhuman": SimHumanConfig,
-        "blackbox": BlackboxConfig,
-        "console": ConsoleConfig,
-    }
-
-
-def _build_config_type() -> type[msgspec.Struct]:
-    fields = [(name, cls, msgspec.field(default_factory=cls)) for name, cls in _sections().items()]
-    return msgspec.defstruct("Config", fields, kw_only=True, forbid_unknown_fields=True)
-
-
-_CONFIG_TYPE: type[msgspec.Struct] | None = None
-
-
-def config_type() -> type[msgspec.Struct]:
-    global _CONFIG_TYPE
-    if _CONFIG_TYPE is None:
-        _CONFIG_TYPE = _build_config_type()
-    return _CONFIG_TYPE
+    runtime: RuntimeConfig = msgspec.field(default_factory=RuntimeConfig)
+    bus: BusConfig = msgspec.field(default_factory=BusConfig)
+    log: LogConfig = msgspec.field(default_factory=LogConfig)
+    table: TableConfig = msgspec.field(default_factory=TableConfig)
+    camera: CameraConfig = msgspec.field(default_factory=CameraConfig)
+    vision: VisionConfig = msgspec.field(default_factory=VisionConfig)
+    referee: RefereeConfig = msgspec.field(default_factory=RefereeConfig)
+    ai: AiConfig = msgspec.field(default_factory=AiConfig)
+    actuator: ActuatorConfig = msgspec.field(default_factory=ActuatorConfig)
+    calibration: CalibrationConfig = msgspec.field(default_factory=CalibrationConfig)
+    led: LedConfig = msgspec.field(default_factory=LedConfig)
+    simworld: SimWorldConfig = msgspec.field(default_factory=SimWorldConfig)
+    simcam: SimCamConfig = msgspec.field(default_factory=SimCamConfig)
+    simhuman: SimHumanConfig = msgspec.field(default_factory=SimHumanConfig)
+    blackbox: BlackboxConfig = msgspec.field(default_factory=BlackboxConfig)
+    console: ConsoleConfig = msgspec.field(default_factory=ConsoleConfig)
 
 
 def default_runtime_dir() -> Path:
@@ -163,7 +126,7 @@ def default_runtime_dir() -> Path:
     return Path(f"/tmp/sanzi-{os.getuid()}")
 
 
-def resolve_path(config: Any) -> Path | None:
+def resolve_path(config: str | os.PathLike[str] | None) -> Path | None:
     """Which file to read: the argument, $SANZI_CONFIG, ./sanzi.toml, or None for the defaults."""
     if config:
         return Path(config)
@@ -188,7 +151,7 @@ def _expand(value: Any, names: dict[str, str]) -> Any:
     return value
 
 
-def load(path: str | os.PathLike[str] | None = None, *, overrides: dict[str, Any] | None = None) -> Any:
+def load(path: str | os.PathLike[str] | None = None, *, overrides: dict[str, Any] | None = None) -> Config:
     """Read the configuration (see the module docstring for which file), apply ``overrides`` (a nested
     dict like the TOML), expand ``{runtime}`` and ``{state}``, and return the ``Config`` Struct.
 
@@ -208,15 +171,15 @@ def load(path: str | os.PathLike[str] | None = None, *, overrides: dict[str, Any
     if overrides:
         data = merge_dicts(data, overrides)
     try:
-        config = msgspec.convert(data, config_type())
+        config = msgspec.convert(data, Config)
     except msgspec.ValidationError as exc:
         where = f"{file}" if file else "configuration"
         raise ConfigError(f"{where}: {exc}") from None
     runtime = Path(config.runtime.dir) if config.runtime.dir else default_runtime_dir()
     state = config.runtime.state_dir.replace("{runtime}", str(runtime)) or str(runtime / "state")
-    config = _expand(config, {"runtime": str(runtime), "state": state})
-    runtime_cfg = msgspec.structs.replace(config.runtime, dir=str(runtime), state_dir=state)
-    return msgspec.structs.replace(config, runtime=runtime_cfg)
+    expanded: Config = _expand(config, {"runtime": str(runtime), "state": state})
+    runtime_cfg = msgspec.structs.replace(expanded.runtime, dir=str(runtime), state_dir=state)
+    return msgspec.structs.replace(expanded, runtime=runtime_cfg)
 
 
 def merge_dicts(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -243,7 +206,7 @@ def ensure_private_dir(path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def to_toml(config: Any) -> str:
+def to_toml(config: Config) -> str:
     """The configuration as TOML text (for `sanzi config` and for writing a calibration back)."""
     import tomllib  # noqa: F401  (only to make sure the stdlib reader exists)
 

@@ -2,7 +2,7 @@
 
 A service is a small class around pure logic::
 
-    class Ai(Service):
+    class AiService(Service):
         name = "ai"
 
         async def run(self) -> None:
@@ -13,12 +13,14 @@ A service is a small class around pure logic::
                 await self.pub.publish("ai.reply", reply)
 
     if __name__ == "__main__":
-        sys.exit(run_service(Ai))
+        sys.exit(run_service(AiService))
 
 The shell loads the configuration, sets up logging, opens the bus, publishes a heartbeat every
 ``bus.heartbeat_period_s``, and on SIGTERM or SIGINT cancels the service, closes every socket with
 linger 0 and exits with code 0. An exception escaping ``run`` is logged and exits with code 1 (so
-supervisord restarts the process).
+supervisord restarts the process). A configuration the process cannot run with (a file that cannot be
+read, or one of the service's :attr:`Service.config_errors` raised while it is made) is printed and
+exits with code 2.
 """
 
 from __future__ import annotations
@@ -49,8 +51,11 @@ class Service(ABC):
     """Base class of a long-running process. Subclasses set ``name`` and implement :meth:`run`."""
 
     name: ClassVar[str]
+    #: the errors the constructor raises for a configuration it cannot run with (a value out of range,
+    #: a missing key file): :func:`run_service` prints them and exits with code 2, not a traceback.
+    config_errors: ClassVar[tuple[type[Exception], ...]] = ()
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: config_module.Config, log: Any | None = None) -> None:
         # Imported on first use, not for a cycle (the bus client imports only messages and services.common):
         # a tool that only reads the shell's names does not load the bus client and its CURVE support.
         from services.bus.client import Publisher
@@ -185,7 +190,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def load_config(args: argparse.Namespace) -> Any:
+def load_config(args: argparse.Namespace) -> config_module.Config:
     """The configuration from ``--config`` and ``--set`` (also honours ``$SANZI_SET``: ``;``-separated)."""
     sets = list(getattr(args, "set", []) or [])
     env_sets = os.environ.get("SANZI_SET", "")
@@ -205,5 +210,9 @@ def run_service(cls: type[Service], argv: list[str] | None = None, **kwargs: Any
         return 2
     log = log_module.setup(cls.name, config.log.level, config.log.format)
     config_module.ensure_private_dir(config.runtime.dir)
-    service = cls(config, log, **kwargs)
+    try:
+        service = cls(config, log, **kwargs)
+    except cls.config_errors as exc:
+        print(f"{cls.name}: {exc}", file=sys.stderr)
+        return 2
     return asyncio.run(serve(service))

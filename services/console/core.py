@@ -11,7 +11,6 @@ asks for. No sockets, no clock of its own (times are passed in), so it is tested
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -563,8 +562,3 @@ class ClientFlow:
             "latency_ms_p50": round(lat[len(lat) // 2], 1) if lat else None,
             "latency_ms_p95": round(lat[min(len(lat) - 1, int(len(lat) * 0.95))], 1) if lat else None,
         }
-
-
-def monotonic_ns() -> int:
-    """The clock of every ``*_ns`` time here (CLOCK_MONOTONIC, as the bus's headers and frames use)."""
-    return time.monotonic_ns()

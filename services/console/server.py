@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final, Protocol
@@ -178,7 +179,7 @@ def make_app(backend: Backend, *, token: str = "", hosts: frozenset[str] = froze
         return web.json_response(backend.core.api_state())
 
     async def api_health(request: web.Request) -> web.StreamResponse:
-        return web.json_response(backend.core.health_view(core.monotonic_ns()))
+        return web.json_response(backend.core.health_view(time.monotonic_ns()))
 
     async def api_timeline(request: web.Request) -> web.StreamResponse:
         return web.json_response(backend.core.timeline_view())

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import itertools
 import json
 import os
@@ -37,11 +36,12 @@ from messages import (
     WorldAction,
     WorldState,
 )
+from services.common.config import Config
 from services.common.shell import Service, run_service
 
 from . import core, overlay
 from .server import LOOPBACK_NAMES, make_app, shown_ack
-from .token import ConsoleRefused, resolve_token
+from .token import ConsoleRefused, binding_problem, resolve_token
 
 #: vision's reading goes to the pages at most this often (it comes at the camera's rate).
 VISION_PUSH_HZ: Final = 10.0
@@ -67,26 +67,6 @@ FRAME_TOPICS: Final = ["camera.frame", "vision.frame"]
 FRAME_HEADER: Final = struct.Struct(">I")
 
 
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is reachable only from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a name or "" (every interface): not provably loopback
-
-
-def binding_problem(host: str, token: str) -> str:
-    """Why the console must not listen on ``host`` with ``token`` ("" when it may)."""
-    if is_loopback(host) or token:
-        return ""
-    return (
-        f"console.host = {host!r} listens beyond this machine and no token is set: set console.token "
-        "or console.token_file (`sanzi keys DIR` writes DIR/console.token), or listen on 127.0.0.1"
-    )
-
-
 class Client:
     """One open page: its WebSocket, its frame flow, the newest text of each kind not yet sent."""
 
@@ -102,7 +82,7 @@ class ConsoleService(Service):
 
     name = "console"
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         if config.console.nice > 0:
             # before any thread is made (ZeroMQ's, the JPEG workers): each inherits the priority
             os.nice(config.console.nice)

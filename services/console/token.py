@@ -1,12 +1,16 @@
 """The console's token: made like the bus's CURVE keys (``sanzi keys DIR`` writes ``DIR/console.token``,
-mode 0600), read from ``console.token`` or ``console.token_file``."""
+mode 0600), read from ``console.token`` or ``console.token_file``; and whether the console may listen
+where it is told to without one (:func:`binding_problem`)."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
+
+from .config import ConsoleConfig
 
 #: the token's file name in a keys folder.
 TOKEN_FILE: Final = "console.token"
@@ -31,7 +35,7 @@ def make_token(folder: str | os.PathLike[str]) -> Path:
     return path
 
 
-def resolve_token(config: Any) -> str:
+def resolve_token(config: ConsoleConfig) -> str:
     """The token from ``console.token`` or ``console.token_file`` ("" when neither is set).
     :raises ConsoleRefused: when the token file cannot be read or is empty."""
     if config.token:
@@ -45,3 +49,23 @@ def resolve_token(config: Any) -> str:
     if not token:
         raise ConsoleRefused(f"console.token_file {config.token_file} is empty")
     return token
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable only from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name or "" (every interface): not provably loopback
+
+
+def binding_problem(host: str, token: str) -> str:
+    """Why the console must not listen on ``host`` with ``token`` ("" when it may)."""
+    if is_loopback(host) or token:
+        return ""
+    return (
+        f"console.host = {host!r} listens beyond this machine and no token is set: set console.token "
+        "or console.token_file (`sanzi keys DIR` writes DIR/console.token), or listen on 127.0.0.1"
+    )

@@ -17,6 +17,11 @@ Feed every raw edge with :meth:`Debouncer.update` and call :meth:`Debouncer.poll
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .config import LedConfig
+
 
 class Debouncer:
     """Debounces one button. ``hold_s`` is ``led.debounce_ms`` / 1000. Not thread-safe."""
@@ -58,3 +63,12 @@ class Debouncer:
     def deadline(self) -> float | None:
         """When :meth:`poll` may next change something, or None when the level is settled."""
         return self.raw_since + self.hold_s if self.raw != self.stable else None
+
+
+def debounce_s(led: LedConfig) -> float:
+    """The debounce time, seconds: ``led.debounce_ms`` for every button, the simulated one included
+    (the simulated person holds the button for real time, not for simulated time, exactly so that it
+    meets the same debounce); ``led.sim_debounce_ms`` >= 0 overrides it for the simulated button."""
+    if led.driver == "sim" and led.sim_debounce_ms >= 0:
+        return led.sim_debounce_ms / 1000.0
+    return led.debounce_ms / 1000.0

@@ -34,6 +34,7 @@ from typing import Any, Final, TextIO
 
 from messages import PanelState
 
+from .config import LedConfig
 from .patterns import led_level
 
 LevelCallback = Callable[[bool, float], None]
@@ -56,7 +57,7 @@ class Panel(ABC):
 
     name: str = ""
 
-    def __init__(self, config: Any, on_level: LevelCallback, on_press: PressCallback) -> None:
+    def __init__(self, config: LedConfig, on_level: LevelCallback, on_press: PressCallback) -> None:
         self.config = config
         self.on_level = on_level
         self.on_press = on_press
@@ -103,7 +104,7 @@ class ConsolePanel(Panel):
 
     def __init__(
         self,
-        config: Any,
+        config: LedConfig,
         on_level: LevelCallback,
         on_press: PressCallback,
         stream: TextIO | None = None,
@@ -161,7 +162,7 @@ class SerialPanel(Panel):
 
     name = "serial"
 
-    def __init__(self, config: Any, on_level: LevelCallback, on_press: PressCallback) -> None:
+    def __init__(self, config: LedConfig, on_level: LevelCallback, on_press: PressCallback) -> None:
         super().__init__(config, on_level, on_press)
         self._serial: Any = None
         self._buf = bytearray()
@@ -238,7 +239,7 @@ class GpioPanel(Panel):
 
     name = "gpio"
 
-    def __init__(self, config: Any, on_level: LevelCallback, on_press: PressCallback) -> None:
+    def __init__(self, config: LedConfig, on_level: LevelCallback, on_press: PressCallback) -> None:
         super().__init__(config, on_level, on_press)
         self._request: Any = None
         self._task: asyncio.Task[None] | None = None
@@ -275,8 +276,14 @@ class GpioPanel(Panel):
         self._task = asyncio.create_task(self._blink(), name="led.gpio-blink")
 
     def _edges(self) -> None:
+        try:
+            events = self._request.read_edge_events()
+        except OSError as exc:  # the chip or line went away: stop reading, the service keeps publishing
+            asyncio.get_running_loop().remove_reader(self._request.fd)
+            self.failed(f"cannot read the button's GPIO line on {self.config.gpio_chip}: {exc!r}")
+            return
         rising = self._gpiod.EdgeEvent.Type.RISING_EDGE
-        for event in self._request.read_edge_events():
+        for event in events:
             # With active_low set, edges are logical: rising means the button became pressed.
             self.on_level(event.event_type == rising, event.timestamp_ns / 1e9)
 
@@ -315,7 +322,7 @@ class GpioPanel(Panel):
             self._request = None
 
 
-def make_panel(config: Any, on_level: LevelCallback, on_press: PressCallback, **kwargs: Any) -> Panel:
+def make_panel(config: LedConfig, on_level: LevelCallback, on_press: PressCallback, **kwargs: Any) -> Panel:
     """The driver ``config.driver`` names (``config`` is the ``[led]`` section).
     :raises PanelError: for an unknown driver name."""
     match config.driver:

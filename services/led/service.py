@@ -22,9 +22,10 @@ from typing import Any
 
 from messages import ButtonLevel, ButtonPress, GameState, PanelState
 from services.bus.client import Latched, request_snapshot
+from services.common.config import Config
 from services.common.shell import Service
 
-from .debounce import Debouncer
+from .debounce import Debouncer, debounce_s
 from .drivers import Panel, make_panel
 from .patterns import LAMP_PHASE, no_referee_panel, panel_for
 
@@ -34,30 +35,15 @@ SNAPSHOT_TIMEOUT_S = 0.5
 TICK_S = 0.1
 
 
-#: the automatic debounce of the simulated button never goes below this (ms): the simulated person's
-#: contact bounce flickers every 2 ms (services/simhuman), and those flickers (plus timer jitter) must
-#: not count.
-
-
-def debounce_s(config: Any) -> float:
-    """The debounce time, seconds: ``led.debounce_ms`` for every button, the simulated one included
-    (the simulated person holds the button for real time, not for simulated time, exactly so that it
-    meets the same debounce); ``led.sim_debounce_ms`` >= 0 overrides it for the simulated button."""
-    led = config.led
-    if led.driver == "sim" and led.sim_debounce_ms >= 0:
-        return led.sim_debounce_ms / 1000.0
-    return led.debounce_ms / 1000.0
-
-
 class LedService(Service):
     """The panel."""
 
     name = "led"
 
-    def __init__(self, config: Any, log: Any | None = None, **driver_kwargs: Any) -> None:
+    def __init__(self, config: Config, log: Any | None = None, **driver_kwargs: Any) -> None:
         super().__init__(config, log)
         self.led = config.led
-        self.debouncer = Debouncer(debounce_s(config))
+        self.debouncer = Debouncer(debounce_s(config.led))
         self.state: Latched[GameState] = Latched(lambda s: s.revision)
         self.panel: Panel = make_panel(self.led, self._level, self._press, **driver_kwargs)
         self.panel.on_fault = self._panel_failed

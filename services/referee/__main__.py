@@ -2,7 +2,9 @@
 
 import sys
 
-from .service import main
+from services.common.shell import run_service
+
+from .service import RefereeService
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_service(RefereeService))

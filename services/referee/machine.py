@@ -42,7 +42,7 @@ import dataclasses
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -95,7 +95,7 @@ from messages.game import (
     Result,
 )
 from services.ai import core as ai_core
-from services.common.config import BusConfig
+from services.bus.config import BusConfig
 
 from . import judge as J
 from .config import RefereeConfig
@@ -120,6 +120,9 @@ from .events import (
     UseLocalEngine,
     log,
 )
+
+if TYPE_CHECKING:
+    from services.common.config import Config
 
 PLACEMENT_TASKS: Final = frozenset({1, 2, 3})
 GAME_TASKS: Final = frozenset({4, 5, 6})
@@ -182,7 +185,7 @@ class Settings:
             raise SettingsError(f"referee.placement_retries must be >= 0, got {self.placement_retries}")
 
     @classmethod
-    def from_config(cls, config: Any) -> Settings:
+    def from_config(cls, config: Config) -> Settings:
         """Settings from the whole configuration (``config.referee`` and ``config.bus``).
 
         :raises SettingsError: naming the bad key."""

@@ -12,12 +12,15 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import zmq.asyncio
 
 from messages import OperatorCommand, OperatorReply
 from services.bus.client import Publisher, Subscriber
+
+if TYPE_CHECKING:
+    from services.bus.config import BusConfig
 
 #: exit codes of the operator commands.
 EXIT_OK = 0
@@ -33,7 +36,10 @@ def new_command_id() -> str:
 
 
 async def send(
-    bus: Any, command: OperatorCommand, waits: tuple[float, ...] = DEFAULT_WAITS, source: str = "operator"
+    bus: BusConfig,
+    command: OperatorCommand,
+    waits: tuple[float, ...] = DEFAULT_WAITS,
+    source: str = "operator",
 ) -> OperatorReply | None:
     """Publish ``command`` until the referee answers; the reply, or None when nobody answered."""
     ctx = zmq.asyncio.Context()
@@ -60,7 +66,7 @@ async def send(
 
 
 def send_blocking(
-    bus: Any, command: OperatorCommand, waits: tuple[float, ...] = DEFAULT_WAITS
+    bus: BusConfig, command: OperatorCommand, waits: tuple[float, ...] = DEFAULT_WAITS
 ) -> OperatorReply | None:
     """:func:`send` for a command line."""
     return asyncio.run(send(bus, command, waits))

@@ -13,7 +13,7 @@ Events that change nothing (a heartbeat from a process nobody waits for, an obse
 looks) are not journaled: ``step`` is deterministic, so leaving out an event that left the state as it
 was does not change what the replay rebuilds.
 
-The shell keeps the last few stable views (:data:`HELD_VIEWS`) even while the machine does not look:
+The shell keeps the last few stable views (:data:`.inputs.HELD_VIEWS`) even while the machine does not look:
 the button's press reaches the referee after the panel's debounce, by which time the first frames
 captured after the press may already have come. Right after a press they are fed to the machine,
 oldest first, so the move is judged on the first frame after the press without waiting for another.
@@ -22,39 +22,26 @@ oldest first, so the move is judged on the first frame after the press without w
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections import deque
-from collections.abc import Iterable
-from typing import Any, Final
-
-import msgspec
+from typing import Any
 
 from messages import (
-    ActuatorEvent,
     BoardObservation,
-    ButtonPress,
-    Envelope,
     GameState,
-    Heartbeat,
     Message,
-    MoveReply,
-    OperatorCommand,
 )
 from services.bus.client import SnapshotServer
-from services.common.shell import Service, run_service
+from services.common.config import Config
+from services.common.shell import Service
 
 from . import machine as M
 from .events import (
     Action,
-    ActuatorReport,
-    AiReply,
     Button,
     Event,
     Log,
     Observation,
-    Operator,
-    PeerHeartbeat,
     PublishState,
     QueryCommand,
     ReplyOperator,
@@ -65,59 +52,17 @@ from .events import (
     Tick,
     UseLocalEngine,
 )
+from .inputs import HELD_VIEWS, TOPICS, slim, to_event, views_after_press
 from .journal import open_journal
 
-#: what the referee listens to.
-TOPICS = ["operator.command", "panel.button", "vision.", "ai.reply", "actuator.event", "sys.heartbeat"]
-#: stable views held while nobody looks (a quarter of a second at 30 fps: longer than the debounce).
-HELD_VIEWS: Final = 8
 
-
-def slim(obs: BoardObservation) -> BoardObservation:
-    """``obs`` without the per-square and supply details the machine does not use (smaller journal)."""
-    return msgspec.structs.replace(obs, squares=[], supply=[])
-
-
-def views_after_press(held: Iterable[BoardObservation], state: M.RefereeState) -> list[BoardObservation]:
-    """The held stable views to feed the machine now, oldest first: while it waits for a view after a
-    press, those whose frame was captured after the press (a view with no capture time could be older:
-    never); otherwise none. The machine judges on the first and ignores the rest."""
-    if state.paused or state.phase != M.WAITING_FOR_STABLE:
-        return []
-    return [obs for obs in held if obs.stable and obs.capture_ns and obs.capture_ns / 1e9 > state.press_t]
-
-
-def to_event(env: Envelope, state: M.RefereeState, now: float, own_name: str = "referee") -> Event | None:
-    """The event for a bus message, or None when it cannot matter now (the shell's filter)."""
-    msg: Message = env.message
-    match msg:
-        case OperatorCommand():
-            return Operator(now=now, command=msg)
-        case ButtonPress():
-            return Button(now=now, press=msg)
-        case BoardObservation():
-            if msg.stable and M.wants_observation(state):
-                return Observation(now=now, obs=slim(msg))
-            return None
-        case MoveReply():
-            return AiReply(now=now, reply=msg)
-        case ActuatorEvent():
-            return ActuatorReport(now=now, report=msg)
-        case Heartbeat():
-            if msg.process == own_name:
-                return None
-            if msg.process not in state.settings.required_peers and not M.watches_restarts(state, msg):
-                return None
-            return PeerHeartbeat(now=now, process=msg.process, health=msg.state, pid=msg.pid)
-    return None
-
-
-class Referee(Service):
+class RefereeService(Service):
     """The game: the state machine, the logical board, the journal."""
 
     name = "referee"
+    config_errors = (M.SettingsError,)
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         super().__init__(config, log)
         self.settings = M.Settings.from_config(config)
         self.state = M.initial_state(self.settings)
@@ -238,11 +183,3 @@ class Referee(Service):
                 await self.pub.publish("operator.reply", action.reply)
             case UseLocalEngine():
                 self.last_error = f"ai: {action.reason}"
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return run_service(Referee, argv)
-    except M.SettingsError as exc:
-        print(f"referee: {exc}", file=sys.stderr)
-        return 2

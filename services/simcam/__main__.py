@@ -1,5 +1,10 @@
+"""``python -m services.simcam``: the simulated camera process."""
+
 import sys
 
-from .service import main
+from services.common.shell import run_service
 
-sys.exit(main())
+from .service import SimCamService
+
+if __name__ == "__main__":
+    sys.exit(run_service(SimCamService))

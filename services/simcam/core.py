@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Final
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
 from messages import CameraFrame, WorldState
 
 from .camera import CameraModel
+from .config import SimCamConfig
 from .renderer import Renderer, renderer_for
 from .style import RenderStyle
+
+if TYPE_CHECKING:
+    from services.common.config import Config, TableConfig
 
 #: frame k of a stream with configured seed s is rendered with seed s * _SEED_STRIDE + k.
 _SEED_STRIDE: Final = 1_000_003
@@ -53,22 +58,31 @@ class FrameClock:
         return max(0.0, self.due() - now)
 
 
-def style_from_config(simcam: Any) -> RenderStyle:
+def style_from_config(simcam: SimCamConfig) -> RenderStyle:
     """The configured look: the preset ``simcam.style`` with ``simcam.noise_sigma``."""
     return RenderStyle.preset(simcam.style).replace(noise_sigma=float(simcam.noise_sigma))
 
 
 class FrameMaker:
-    """Makes CameraFrame messages from worlds. Holds the renderer (and its caches)."""
+    """Makes CameraFrame messages from worlds. Holds the renderer (and its caches). ``clock`` stamps a
+    frame whose capture time is not given (monotonic nanoseconds, the bus's clock)."""
 
-    def __init__(self, camera: CameraModel, table: Any, style: RenderStyle, seed: int) -> None:
+    def __init__(
+        self,
+        camera: CameraModel,
+        table: TableConfig,
+        style: RenderStyle,
+        seed: int,
+        clock: Callable[[], int] = time.monotonic_ns,
+    ) -> None:
         self.camera = camera
+        self.clock = clock
         self.renderer: Renderer = renderer_for(camera, table, style)
         self.seed = seed
         self.frame_id = 0
 
     @classmethod
-    def from_config(cls, config: Any) -> FrameMaker:
+    def from_config(cls, config: Config) -> FrameMaker:
         camera = CameraModel.from_config(config.simcam, config.table)
         return cls(camera, config.table, style_from_config(config.simcam), config.simcam.seed)
 
@@ -86,7 +100,7 @@ class FrameMaker:
 
     def frame(self, world: WorldState, capture_ns: int | None = None) -> CameraFrame:
         """The next frame as a bus message (bgr8)."""
-        t = time.monotonic_ns() if capture_ns is None else capture_ns
+        t = self.clock() if capture_ns is None else capture_ns
         img = self.image(world)
         return CameraFrame(
             frame_id=self.frame_id,

@@ -6,13 +6,13 @@ them; the heartbeat reports the achieved rate and the skipped ticks."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from typing import Any, Final
 
 from messages import CameraFrame, WorldState
+from services.common.config import Config
 from services.common.log import RateLimiter
-from services.common.shell import Service, run_service
+from services.common.shell import Service
 
 from .core import FrameClock, FrameMaker
 from .renderer import RenderError
@@ -23,12 +23,12 @@ _REPORT_PERIOD_S: Final = 1.0
 _DEGRADED_SKIP_FRACTION: Final = 0.2
 
 
-class SimCam(Service):
+class SimCamService(Service):
     """The simulated camera: renders sim.world to camera.frame."""
 
     name = "simcam"
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         super().__init__(config, log)
         self.maker = FrameMaker.from_config(config)
         self.world: WorldState | None = None
@@ -104,11 +104,3 @@ class SimCam(Service):
         finally:
             listener.cancel()
             await asyncio.gather(listener, return_exceptions=True)
-
-
-def main(argv: list[str] | None = None) -> int:
-    return run_service(SimCam, argv)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

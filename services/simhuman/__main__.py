@@ -1,5 +1,10 @@
+"""``python -m services.simhuman``: the simulated person process."""
+
 import sys
 
-from .service import main
+from services.common.shell import run_service
 
-sys.exit(main())
+from .service import SimHumanService
+
+if __name__ == "__main__":
+    sys.exit(run_service(SimHumanService))

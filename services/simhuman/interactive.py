@@ -13,13 +13,19 @@ injected, so tests drive it with ``io.StringIO``; the service reads stdin from a
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
+import threading
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final, TypeVar
 
 from messages import GameState, WorldAction
 
 from .person import COLOUR_OF, Act, Person, Press, Say, Step
+
+T = TypeVar("T")
+
 
 PROMPT: Final = "your move: square 1-9, 'm A B' move, 'r A' remove, Enter = press the button > "
 _ids = itertools.count()
@@ -94,3 +100,31 @@ def interactive_turn(
             action = WorldAction(action_id=action_id, kind="remove", from_square=numbers[0])
         steps += [Say(f"you: {line.strip()}"), Act(action)]
         write("done; Enter presses the button (or type another command)\n")
+
+
+def in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    """Run a blocking ``fn`` (a terminal read) in a daemon thread. Unlike the default executor, a
+    thread stuck in ``readline`` then does not keep the process alive after SIGTERM."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
+
+    def work() -> None:
+        try:
+            result = fn(*args)
+        except BaseException as exc:  # handed over to the awaiting coroutine
+            outcome: tuple[Any, BaseException | None] = (None, exc)
+        else:
+            outcome = (result, None)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    threading.Thread(target=work, name="simhuman-terminal", daemon=True).start()
+    return future

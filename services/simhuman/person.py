@@ -93,6 +93,21 @@ class Say:
 
 
 Step = Wait | Act | Press | Say
+
+
+def button_levels(pressed: bool, bounce: int) -> list[bool]:
+    """The levels one edge produces: ``bounce`` flickers, then the final level.
+
+    >>> button_levels(True, 2)
+    [True, False, True, False, True]
+    """
+    out: list[bool] = []
+    for _ in range(bounce):
+        out += [pressed, not pressed]
+    out.append(pressed)
+    return out
+
+
 TurnKey = tuple[str, int, int, int]
 
 
@@ -218,6 +233,17 @@ class Person:
     def is_my_turn(self, state: GameState) -> bool:
         return state.phase == WAITING_FOR_PERSON and state.lamp and not state.result
 
+    def claim_turn(self, state: GameState) -> bool:
+        """Whether ``state`` is a turn of the person's that nobody acted on yet; if so, it is marked as
+        acted on, so that no later republication of it gets a second plan."""
+        if not self.is_my_turn(state):
+            return False
+        key = self.turn_key(state)
+        if key in self._acted:
+            return False
+        self._acted.add(key)
+        return True
+
     def on_state(self, state: GameState) -> list[Step]:
         """The plan for this state: empty unless it is a new turn of the person's."""
         steps = self._plan(state)
@@ -247,12 +273,8 @@ class Person:
             self._moved_at = None
             self._correction = None
             self.policy = make_policy(self.config.policy)  # mistake:N counts again
-        if not self.is_my_turn(state):
+        if not self.claim_turn(state):
             return []
-        key = self.turn_key(state)
-        if key in self._acted:
-            return []
-        self._acted.add(key)
         turn = len(state.moves)
         if self._moved_at is not None and self._moved_at != turn:
             self._moved_at = None  # a new turn: last turn's move was accepted

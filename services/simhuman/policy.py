@@ -12,9 +12,14 @@ from typing import Final
 
 import engine
 
-POLICY_NAMES: Final = ("perfect", "random", "greedy", "mistake:N", "you", "web")
-#: the policies in which a real person chooses: at the terminal ("you") or in the browser console ("web").
-PERSON_POLICIES: Final = frozenset({"you", "web"})
+#: a real person at the terminal chooses (``sanzi sim --human you``; see :mod:`.interactive`).
+INTERACTIVE_POLICY: Final = "you"
+#: a real person clicking in the browser console chooses (``sanzi sim --human web``): the simulated
+#: person stands aside, and the page places the pieces and presses the button.
+WEB_POLICY: Final = "web"
+POLICY_NAMES: Final = ("perfect", "random", "greedy", "mistake:N", INTERACTIVE_POLICY, WEB_POLICY)
+#: the policies in which a real person chooses: at the terminal or in the browser console.
+PERSON_POLICIES: Final = frozenset({INTERACTIVE_POLICY, WEB_POLICY})
 
 
 class PolicyError(ValueError):

@@ -14,83 +14,38 @@ world applies an id once) until the world lists its id in ``sim.world`` (``actio
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
-import threading
 import time
-from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import msgspec
 
 from messages import ButtonLevel, GameState, HumanSetup, WorldAction, WorldState
 from services.bus.client import request_snapshot
-from services.common.shell import Service, run_service
+from services.common.config import Config
+from services.common.shell import Service
 
-from .interactive import InputClosed, interactive_turn
-from .person import Act, MisbehaviourError, Person, Press, Say, Step, Wait
-from .policy import PolicyError
-
-T = TypeVar("T")
+from .config import SimHumanConfig
+from .interactive import InputClosed, in_daemon_thread, interactive_turn
+from .person import Act, MisbehaviourError, Person, Press, Say, Step, Wait, button_levels
+from .policy import INTERACTIVE_POLICY, WEB_POLICY, PolicyError
 
 #: a contact bounce lasts this long (real seconds, not scaled: it is electrical).
 BOUNCE_S: Final = 0.002
 #: a world action the world has not taken within this is published again; given up after ACTION_GIVE_UP_S.
 ACTION_RESEND_S: Final = 0.25
 ACTION_GIVE_UP_S: Final = 10.0
-#: the policy of a person playing in the browser console: the simulated person stands aside.
-WEB_POLICY: Final = "web"
 #: the main loop looks at the lamp at least this often (to press again).
 LOOK_S: Final = 0.25
 
 
-def button_levels(pressed: bool, bounce: int) -> list[bool]:
-    """The levels one edge produces: ``bounce`` flickers, then the final level.
-
-    >>> button_levels(True, 2)
-    [True, False, True, False, True]
-    """
-    out: list[bool] = []
-    for _ in range(bounce):
-        out += [pressed, not pressed]
-    out.append(pressed)
-    return out
-
-
-def in_daemon_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
-    """Run a blocking ``fn`` (a terminal read) in a daemon thread. Unlike the default executor, a
-    thread stuck in ``readline`` then does not keep the process alive after SIGTERM."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def settle(result: Any, error: BaseException | None) -> None:
-        if future.done():
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(result)
-
-    def work() -> None:
-        try:
-            result = fn(*args)
-        except BaseException as exc:  # handed over to the awaiting coroutine
-            outcome: tuple[Any, BaseException | None] = (None, exc)
-        else:
-            outcome = (result, None)
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody is waiting
-            loop.call_soon_threadsafe(settle, *outcome)
-
-    threading.Thread(target=work, name="simhuman-terminal", daemon=True).start()
-    return future
-
-
-class SimHuman(Service):
+class SimHumanService(Service):
     """The simulated person (or the real one at the terminal)."""
 
     name = "simhuman"
+    config_errors = (PolicyError, MisbehaviourError)
 
-    def __init__(self, config: Any, log: Any | None = None, stdin: Any = None, stdout: Any = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None, stdin: Any = None, stdout: Any = None) -> None:
         super().__init__(config, log)
         self.stdin = stdin or sys.stdin
         self.stdout = stdout or sys.stdout
@@ -102,12 +57,12 @@ class SimHuman(Service):
         self.pressed_at = 0.0
         self.sub: Any = None
 
-    def _make_person(self, cfg: Any) -> Person:
+    def _make_person(self, cfg: SimHumanConfig) -> Person:
         return Person(cfg, speed=self.speed)
 
     @property
     def interactive(self) -> bool:
-        return self.person.config.policy == "you"
+        return self.person.config.policy == INTERACTIVE_POLICY
 
     async def run(self) -> None:
         sub = self.sub = self.subscribe(["referee.state", "sim.human", "sim.world"])
@@ -170,12 +125,8 @@ class SimHuman(Service):
             return []  # the person plays in the browser console: nothing to do here
         if not self.interactive:
             return self.person.on_state(state)
-        if not self.person.is_my_turn(state):
+        if not self.person.claim_turn(state):
             return []
-        key = self.person.turn_key(state)
-        if key in self.person._acted:
-            return []
-        self.person._acted.add(key)
 
         def write(text: str) -> None:
             self.stdout.write(text)
@@ -236,11 +187,3 @@ class SimHuman(Service):
             await self.pub.publish("sim.button", ButtonLevel(pressed=level))
             if bounce:
                 await asyncio.sleep(BOUNCE_S)
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return run_service(SimHuman, argv)
-    except (PolicyError, MisbehaviourError) as exc:
-        print(f"simhuman: {exc}", file=sys.stderr)
-        return 2

@@ -21,7 +21,7 @@ import time
 import tty
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from messages import WorldAction, WorldState
 
@@ -31,6 +31,9 @@ from .frame import FrameEngine
 from .grbl import GrblEngine
 from .motion import Planner
 from .world import World, WorldError
+
+if TYPE_CHECKING:
+    from services.common.config import Config
 
 #: poll period while something moves or waits (seconds): the interpolation's time resolution.
 BUSY_POLL_S: Final = 0.002
@@ -59,7 +62,7 @@ class EmulatedController:
     def __init__(
         self,
         world: World | None = None,
-        config: Any | None = None,
+        config: Config | None = None,
         *,
         protocol: str | None = None,
         speed: float | None = None,

@@ -10,7 +10,6 @@ again until its id shows there).
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from pathlib import Path
 from typing import Any, Final
@@ -18,7 +17,8 @@ from typing import Any, Final
 import msgspec
 
 from messages import FaultInjection, WorldAction, WorldState
-from services.common.shell import Service, run_service
+from services.common.config import Config
+from services.common.shell import Service
 
 from .controller import ControllerError, EmulatedController
 from .faults import FaultSpecError
@@ -55,7 +55,7 @@ def load_world_file(path: str | Path) -> WorldState:
         raise WorldFileError(f"{path}: {exc}") from None
 
 
-def make_world(config: Any) -> World:
+def make_world(config: Config) -> World:
     """The world from ``config``: every piece in its supply, or the state in ``simworld.world_file``."""
     world = World(config.simworld, config.table)
     if config.simworld.world_file:
@@ -66,12 +66,13 @@ def make_world(config: Any) -> World:
     return world
 
 
-class SimWorld(Service):
+class SimWorldService(Service):
     """The simulated table and its motion controller."""
 
     name = "simworld"
+    config_errors = (WorldFileError, FaultSpecError, ControllerError)
 
-    def __init__(self, config: Any, log: Any | None = None) -> None:
+    def __init__(self, config: Config, log: Any | None = None) -> None:
         super().__init__(config, log)
         self.controller = EmulatedController(make_world(config), config)
         self.closing(self.controller)
@@ -141,11 +142,3 @@ class SimWorld(Service):
 
     async def shutdown(self) -> None:
         await asyncio.sleep(0)
-
-
-def main(argv: list[str] | None = None) -> int:
-    try:
-        return run_service(SimWorld, argv)
-    except (WorldFileError, FaultSpecError, ControllerError) as exc:
-        print(f"simworld: {exc}", file=sys.stderr)
-        return 2

@@ -20,6 +20,8 @@ import numpy as np
 
 from messages import CameraFrame
 
+from .config import CameraConfig
+
 #: file name endings read as video files rather than as a camera device path.
 VIDEO_SUFFIXES: Final = (".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg")
 
@@ -179,7 +181,7 @@ def is_video_file(spec: str) -> bool:
     return spec.lower().endswith(VIDEO_SUFFIXES) and "://" not in spec
 
 
-def open_source(camera: Any, subscribe: Any | None = None) -> FrameSource:
+def open_source(camera: CameraConfig, subscribe: Any | None = None) -> FrameSource:
     """The source named by ``camera.source`` (a :class:`CameraConfig`): "sim" (frames on the bus, needs
     ``subscribe``, a function of topic prefixes returning a Subscriber), a video file, or anything
     OpenCV opens (device index, device path, URL).

@@ -7,6 +7,7 @@ through the simulated camera's true calibration.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -27,12 +28,16 @@ TOLERANCE_MM = 2.0
 class Harness:
     """A connected controller, the core on it, and the events it emitted."""
 
-    def __init__(self, sim: Any, config: Any, protocol: str, timing: Timing = FAST) -> None:
+    def __init__(
+        self, sim: Any, config: Any, protocol: str, timing: Timing = FAST, **core_kwargs: Any
+    ) -> None:
         self.world_ctl, port = sim
         self.config = config
         self.controller = make_controller(protocol, port, timing)
         self.record = ActuatorRecord(config.actuator.state_file, {"black": 5, "white": 5}).load()
-        self.core = ActuatorCore(self.controller, config, self.record, log=get_log(test="actuator"))
+        self.core = ActuatorCore(
+            self.controller, config, self.record, log=get_log(test="actuator"), **core_kwargs
+        )
         self.events: list[ActuatorEvent] = []
 
     async def __aenter__(self) -> Harness:
@@ -225,6 +230,20 @@ async def test_same_command_id_twice_places_one_piece_even_across_a_restart(
     assert world.board == ".......X."
     assert sum(1 for p in world.pieces if p.colour == "black" and p.where == "supply") == 4
     assert third.supply_black == 4
+
+
+async def test_durations_and_recorded_times_come_from_the_cores_clocks(
+    sim: Any, config: Any, protocol: str
+) -> None:
+    """The core reads no clock of its own: durations from ``clock``, the record's times from
+    ``wall_clock``."""
+    ticks = itertools.count()
+    wall = 1_700_000_000.0
+    async with Harness(sim, config, protocol, clock=lambda: float(next(ticks)), wall_clock=lambda: wall) as h:
+        done = await h.run(h.place(4, command_id="timed"))
+    assert done.status == "done" and done.duration_s == 1.0  # one tick between accepted and done
+    outcome = h.record.outcome("timed")
+    assert outcome is not None and outcome.time == wall and outcome.duration_s == 1.0
 
 
 async def test_over_budget_is_reported(sim: Any, tmp_path: Any, protocol: str) -> None:

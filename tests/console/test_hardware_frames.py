@@ -12,7 +12,7 @@ import zmq.asyncio
 
 from messages import CameraFrame
 from services.bus.client import Subscriber
-from services.vision.service import Vision
+from services.vision.service import VisionService
 from services.vision.sources import Frame, FrameSource
 
 from .conftest import console_rig, eventually
@@ -34,7 +34,7 @@ class PacedCamera(FrameSource):
 
 
 async def test_vision_passes_its_cameras_frames_on_and_the_console_shows_them(bus: Any) -> None:
-    vision = Vision(bus, source=PacedCamera())
+    vision = VisionService(bus, source=PacedCamera())
     task = asyncio.create_task(vision.run())
     ctx = zmq.asyncio.Context()
     sub = Subscriber(ctx, bus.bus, ["vision.frame"], name="test")

@@ -19,8 +19,8 @@ from aiohttp import WSMsgType, WSServerHandshakeError, web
 
 from services.common import config as config_module
 from services.console import server
-from services.console.service import ConsoleService, binding_problem
-from services.console.token import ConsoleRefused, make_token, resolve_token
+from services.console.service import ConsoleService
+from services.console.token import ConsoleRefused, binding_problem, make_token, resolve_token
 
 from .conftest import REFUSAL, Rig, console_rig, eventually, send_frame
 

@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from messages import WorldAction
-from services.simhuman.service import SimHuman
+from services.simhuman.service import SimHumanService
 from services.simworld.controller import EmulatedController
 from services.simworld.world import WorldError
 
@@ -39,7 +39,7 @@ def test_a_speed_action_changes_the_speed_of_moves_planned_after_it(config: Any)
 
 
 async def test_the_simulated_person_follows_the_worlds_speed(config: Any) -> None:
-    service = SimHuman(config)
+    service = SimHumanService(config)
     try:
         assert service.person.speed == config.simworld.speed
         await service.on_message(msgspec.structs.replace(world_state(".........", [], 1), speed=5.0))

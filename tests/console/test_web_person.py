@@ -9,12 +9,12 @@ import msgspec
 
 from launch import simrun
 from messages import GameState, HumanSetup
-from services.simhuman.service import SimHuman
+from services.simhuman.service import SimHumanService
 
 
 async def test_the_simulated_person_stands_aside_for_the_page(config: Any) -> None:
     human = msgspec.structs.replace(config.simhuman, policy=simrun.WEB_POLICY)
-    service = SimHuman(msgspec.structs.replace(config, simhuman=human))
+    service = SimHumanService(msgspec.structs.replace(config, simhuman=human))
     try:
         turn = GameState(
             revision=1, game_id="g", phase="waiting-for-person", lamp=True, device_colour="white", moves=[]

@@ -17,9 +17,9 @@ import zmq.asyncio
 
 from launch.cli import main as sanzi
 from messages import ActuatorEvent, BoardObservation, GameState, Heartbeat
-from services.blackbox.config import BlackboxConfig, blackbox_config
+from services.blackbox.config import BlackboxConfig
 from services.blackbox.core import NS, BlackBox, Dump, Fault, FaultDetector, FaultStore, RingBuffer
-from services.blackbox.service import Blackbox
+from services.blackbox.service import BlackboxService, recorder_settings
 from services.bus.client import Publisher, Subscriber, wait_for
 from services.common import log as log_module
 from services.common.recording import Record, Recording
@@ -173,8 +173,8 @@ def test_fault_store_keeps_bounded_files(tmp_path: Path) -> None:
     assert tiny.files() == [kept]
 
 
-def test_config_defaults_until_registered(cfg: Any) -> None:
-    settings = blackbox_config(cfg)
+def test_settings_default_to_the_runtime_fault_folder(cfg: Any) -> None:
+    settings = recorder_settings(cfg)
     assert settings.seconds == 30.0 and settings.max_files == 20 and settings.max_bytes == 200_000_000
     assert settings.dir == cfg.runtime.fault_dir
 
@@ -182,7 +182,7 @@ def test_config_defaults_until_registered(cfg: Any) -> None:
 async def test_service_records_a_fault_from_the_bus(bus: Any, tmp_path: Path, capsys: Any) -> None:
     log_module.setup("blackbox-test", "warning", "json")
     settings = BlackboxConfig(seconds=5.0, post_seconds=0.2, startup_grace_s=0.0, dir=str(tmp_path / "f"))
-    service = Blackbox(bus, settings=settings)
+    service = BlackboxService(bus, settings=settings)
     task = asyncio.create_task(service.run())
     ctx = zmq.asyncio.Context()
     pub = Publisher(ctx, bus.bus, "referee")
@@ -219,7 +219,7 @@ async def test_service_records_a_fault_from_the_bus(bus: Any, tmp_path: Path, ca
 
 async def test_service_writes_a_pending_dump_on_shutdown(cfg: Any, tmp_path: Path) -> None:
     settings = BlackboxConfig(seconds=5.0, post_seconds=60.0, startup_grace_s=0.0, dir=str(tmp_path / "f"))
-    service = Blackbox(cfg, settings=settings)
+    service = BlackboxService(cfg, settings=settings)
     try:
         service.box.offer(Record.from_frames(frames_for("referee.state", GameState(revision=1), 1), 1))
         fail = ActuatorEvent(command_id="c1", status="failed", reason="alarm")

@@ -114,15 +114,15 @@ async def test_panel_follows_the_referee_and_the_button_is_debounced(bus: Any) -
 
 
 def test_debounce_time_per_driver() -> None:
-    from services.led.service import debounce_s
+    from services.led.debounce import debounce_s
 
     def cfg(**sections: Any) -> Any:
         return load(None, overrides=sections)
 
-    assert debounce_s(cfg(led={"driver": "gpio", "debounce_ms": 30.0})) == 0.030
+    assert debounce_s(cfg(led={"driver": "gpio", "debounce_ms": 30.0}).led) == 0.030
     # the simulated button gets the real debounce at any speed: the simulated finger is not sped up
-    assert debounce_s(cfg(led={"driver": "sim"}, simworld={"speed": 1000.0})) == 0.030
-    assert debounce_s(cfg(led={"driver": "sim", "sim_debounce_ms": 12.0})) == 0.012
+    assert debounce_s(cfg(led={"driver": "sim"}, simworld={"speed": 1000.0}).led) == 0.030
+    assert debounce_s(cfg(led={"driver": "sim", "sim_debounce_ms": 12.0}).led) == 0.012
 
 
 async def test_referee_silence_shows_process_down(tmp_path: Path) -> None:
@@ -305,3 +305,40 @@ async def test_a_serial_panel_that_cannot_be_read_is_logged_and_in_the_heartbeat
         if master >= 0:
             os.close(master)
         os.close(slave)
+
+
+class _GoneLines:
+    """What libgpiod's line request does once its chip is gone: the fd wakes, reading it fails."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def read_edge_events(self) -> list[Any]:
+        raise OSError(19, "No such device")
+
+    def release(self) -> None:
+        return None
+
+
+async def test_a_gpio_button_that_cannot_be_read_is_logged_and_in_the_heartbeat(tmp_path: Path) -> None:
+    """No GPIO chip here: the driver's line request is replaced by one that fails like a removed chip
+    (a real pipe wakes the loop's reader, as the request's fd would)."""
+    led = {"driver": "gpio", "gpio_chip": "/dev/gpiochip9"}
+    config = load(None, overrides={"runtime": {"dir": str(tmp_path)}, "led": led})
+    service = LedService(config, get_log(test="led"))
+    read_end, write_end = os.pipe()
+    panel = service.panel
+    try:
+        panel._request, panel._gpiod = _GoneLines(read_end), object()  # what start() sets on a device
+        asyncio.get_running_loop().add_reader(read_end, panel._edges)
+        assert service.heartbeat().state == "ok"
+        os.write(write_end, b"x")
+        await until(lambda: panel.fault != "", "the driver's fault")
+        beat = service.heartbeat()
+        assert beat.state == "fault" and beat.detail == "the button is not read"
+        assert "/dev/gpiochip9" in beat.last_error and "No such device" in beat.last_error
+    finally:
+        await panel.close()
+        service.close()
+        os.close(read_end)
+        os.close(write_end)

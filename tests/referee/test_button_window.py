@@ -16,7 +16,7 @@ from messages import BoardObservation
 from services.referee import judge as J
 from services.referee import machine as M
 from services.referee.events import Log, Observation, RequestMove
-from services.referee.service import HELD_VIEWS, views_after_press
+from services.referee.inputs import HELD_VIEWS, views_after_press
 
 from .drive import Drive
 

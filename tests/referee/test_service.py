@@ -15,10 +15,10 @@ import pytest
 import zmq.asyncio
 
 from messages import ActuatorCommand, ActuatorEvent, BoardObservation, GameState, OperatorCommand
-from services.ai.service import Ai
+from services.ai.service import AiService
 from services.bus.client import Publisher, Subscriber, request_snapshot, wait_for
 from services.referee import operator_client as client
-from services.referee.service import Referee
+from services.referee.service import RefereeService
 
 EMPTY = "........."
 
@@ -62,7 +62,7 @@ async def test_task_request_reply_snapshot_and_restart(bus: Any, tmp_path: Path)
     commands = Subscriber(ctx, config.bus, ["actuator.command"], name="t")
     replies = Subscriber(ctx, config.bus, ["ai.reply"], name="t")
     try:
-        async with running(Ai(config)), running(Referee(config)):
+        async with running(AiService(config)), running(RefereeService(config)):
             # a bad command gets a clear refusal, a good one a game id
             bad = await client.send(
                 config.bus, OperatorCommand(command_id="c1", action="task", task=2, squares=[1, 5, 5, 10])
@@ -86,7 +86,7 @@ async def test_task_request_reply_snapshot_and_restart(bus: Any, tmp_path: Path)
             assert snap.message.pending_command == command.command_id
             revision = snap.message.revision
         # the referee restarts from its journal and asks the actuator before doing anything again
-        async with running(Referee(config)):
+        async with running(RefereeService(config)):
             env = await wait_for(commands, lambda e: e.message.kind == "query", timeout=5.0)
             assert env.message.command_id == command.command_id
             snap = await request_snapshot(ctx, config.bus.snapshot, "referee.state", timeout=2.0)
@@ -135,7 +135,7 @@ async def test_cli_exit_codes(bus: Any, tmp_path: Path, subprocess_env: dict[str
     code, _, err = await _cli(["stop", "--wait", "0.6"], subprocess_env)
     assert code == 3 and "no answer from the referee" in err
     config = _config(bus, tmp_path)
-    async with running(Referee(config)):
+    async with running(RefereeService(config)):
         code, _, err = await _cli(["task", "2", "--squares", "1,5,9"], subprocess_env)
         assert code == 1 and "needs 4 squares" in err
         code, out, _ = await _cli(["task", "1"], subprocess_env)

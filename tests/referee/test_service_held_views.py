@@ -17,7 +17,7 @@ import zmq.asyncio
 from messages import BoardObservation, ButtonPress, GameState, MoveRequest, OperatorCommand
 from services.bus.client import Publisher, Subscriber, wait_for
 from services.referee import operator_client as client
-from services.referee.service import Referee
+from services.referee.service import RefereeService
 
 EMPTY = "........."
 #: the debounce-like delay between the press and its message in these tests.
@@ -38,7 +38,7 @@ async def _referee(bus: Any, tmp_path: Path) -> AsyncIterator[tuple[Publisher, S
     world.open()
     states = Subscriber(ctx, config.bus, ["referee.state"], name="t")
     requests = Subscriber(ctx, config.bus, ["ai.request"], name="t")
-    referee = Referee(config)
+    referee = RefereeService(config)
     task = asyncio.create_task(referee.run())
     try:
         reply = await client.send(config.bus, OperatorCommand(command_id="c1", action="task", task=5))

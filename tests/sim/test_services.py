@@ -16,8 +16,9 @@ import zmq.asyncio
 from messages import ButtonLevel, FaultInjection, GameState, WorldAction, WorldState
 from services.bus.client import Publisher, Subscriber
 from services.common.shell import serve
-from services.simhuman.service import SimHuman, button_levels
-from services.simworld.service import SimWorld, WorldFileError, load_world_file
+from services.simhuman.person import button_levels
+from services.simhuman.service import SimHumanService
+from services.simworld.service import SimWorldService, WorldFileError, load_world_file
 
 DEADLINE_S = 10.0
 
@@ -43,7 +44,7 @@ async def world_where(sub: Subscriber, predicate: Any, keep_publishing: Any = No
 
 async def test_simworld_publishes_applies_actions_and_serves_the_pty(bus: Any) -> None:
     config = fast(bus)
-    service = SimWorld(config)
+    service = SimWorldService(config)
     task = asyncio.create_task(serve(service))
     ctx = zmq.asyncio.Context()
     pub = Publisher(ctx, config.bus, "test")
@@ -91,8 +92,8 @@ async def test_simworld_publishes_applies_actions_and_serves_the_pty(bus: Any) -
 
 async def test_simhuman_moves_in_the_world_and_presses_the_button(bus: Any) -> None:
     config = fast(bus, policy="perfect", seed=3)
-    world_service = SimWorld(config)
-    human_service = SimHuman(config)
+    world_service = SimWorldService(config)
+    human_service = SimHumanService(config)
     tasks = [asyncio.create_task(serve(world_service)), asyncio.create_task(serve(human_service))]
     ctx = zmq.asyncio.Context()
     pub = Publisher(ctx, config.bus, "referee")
@@ -163,7 +164,7 @@ async def test_simhuman_terminal_mode_and_run_time_setup(config: Any) -> None:
 
     from messages import HumanSetup
 
-    service = SimHuman(fast(config, policy="you"), stdin=io.StringIO("7\n\n"), stdout=io.StringIO())
+    service = SimHumanService(fast(config, policy="you"), stdin=io.StringIO("7\n\n"), stdout=io.StringIO())
     try:
         state = GameState(
             revision=1,

@@ -20,7 +20,7 @@ from messages import CameraFrame, WorldState
 from services.bus.client import Publisher, Subscriber
 from services.simcam import world_from_board
 from services.simcam.core import FrameClock, FrameMaker, frame_to_image
-from services.simcam.service import SimCam
+from services.simcam.service import SimCamService
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 10.0
@@ -81,7 +81,7 @@ async def _frames_while_publishing(
 
 async def test_frames_flow_over_the_bus(bus: Any) -> None:
     config = msgspec.structs.replace(bus, simcam=msgspec.structs.replace(bus.simcam, fps=20.0))
-    service = SimCam(config)
+    service = SimCamService(config)
     task = asyncio.create_task(service.run())
     ctx = zmq.asyncio.Context()
     pub = Publisher(ctx, config.bus, "test")
