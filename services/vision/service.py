@@ -165,7 +165,3 @@ class VisionService(Service):
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
-
-#: the old name, kept only for tests/vision/test_tools.py (vision's detector work owns that folder now);
-#: drop it when that test says VisionService.
-Vision = VisionService

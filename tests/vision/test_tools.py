@@ -18,7 +18,7 @@ import zmq.asyncio
 from launch.commands import detect as detect_cmd
 from messages import BoardObservation, CameraFrame, Channel, GameState
 from services.bus.client import Publisher, Subscriber
-from services.vision.service import Vision
+from services.vision.service import VisionService
 from services.vision.sources import (
     OpenCVSource,
     SourceError,
@@ -127,7 +127,7 @@ async def test_service_on_a_real_bus(bus: Any, tmp_path: Path) -> None:
             bus.vision, stable_frames=3, anomaly_dir=str(anomalies), stable_repeat_s=0.2
         ),
     )
-    service = Vision(config)
+    service = VisionService(config)
     task = asyncio.create_task(service.run())
     ctx = zmq.asyncio.Context()
     pub = Publisher(ctx, config.bus, "simcam")
