@@ -164,4 +164,3 @@ class VisionService(Service):
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
-
