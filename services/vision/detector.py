@@ -2034,7 +2034,13 @@ def _verify_grid(
         elif min(first, last) < SHIFT_MISSING * typical:
             here = _window_clarity(strength[d], 0)
             better = max((-1, 1), key=lambda shift: _window_clarity(strength[d], shift))
-            if _window_clarity(strength[d], better) > here + SHIFT_CLEARER:
+            # ...and the squares it takes in are plate like the middle row's (not the table, not the
+            # plate's rim): a strip of table beside a line of the plate's bevel is clear too.
+            entering = GRID_SQUARES if better > 0 else -1
+            plate_step = abs(_strip_plate(view, s, reach, d, entering) - _strip_plate(view, s, reach, d, 1))
+            if _window_clarity(strength[d], better) > here + SHIFT_CLEARER and plate_step < (
+                SHIFT_PLATE_STEP * typical
+            ):
                 shifts[d] = better
     if shifts != [0, 0]:
         shift = np.array([[1.0, 0.0, -shifts[0]], [0.0, 1.0, -shifts[1]], [0.0, 0.0, 1.0]])
@@ -2049,6 +2055,22 @@ def _verify_grid(
     # How much the window looks like a grid, each way.
     clear = min(_window_clarity(strength[d], shifts[d]) for d in range(2))
     return h, polarity, half_width, clear
+
+
+def _strip_plate(view: np.ndarray, s: int, reach: int, d: int, index: int) -> float:
+    """The plate's level in the strip of three squares at ``index`` (-1..3) across direction ``d`` (0:
+    a column, 1: a row) of the grid check's view (``s`` px a square, the grid's canonical -1 at
+    ``reach``): the median of the squares' corners, where no piece lies."""
+    lo = reach + (index + 1) * s
+    inset, size = round(CORNER_INSET * s), max(1, round(CORNER_SIZE * s))
+    patches = []
+    for j in range(GRID_SQUARES):
+        across = reach + (j + 1) * s
+        for a in (inset, s - inset - size):
+            for b in (inset, s - inset - size):
+                rows, cols = slice(across + b, across + b + size), slice(lo + a, lo + a + size)
+                patches.append(view[rows, cols] if d == 0 else view[cols, rows])
+    return float(np.median(np.concatenate([p.ravel() for p in patches])))
 
 
 def _window_clarity(strength: np.ndarray, shift: int) -> float:
@@ -2072,6 +2094,11 @@ SHIFT_MISSING: Final = 0.25
 SHIFT_PRESENT: Final = 0.5
 #: ...or when the window moved looks clearer by this much (see _window_clarity).
 SHIFT_CLEARER: Final = 0.3
+#: ...and the plate in the squares it takes in is within this share of the lines' strength of the
+#: middle row's (corners sampled CORNER_INSET in from the lines, CORNER_SIZE square, in pitches).
+SHIFT_PLATE_STEP: Final = 0.5
+CORNER_INSET: Final = 0.12
+CORNER_SIZE: Final = 0.1
 #: how far the grid check's line profiles reach on each side of a line, in pitches.
 VERIFY_REACH: Final = 0.15
 
