@@ -530,6 +530,7 @@ def _make_scene(rng: np.random.Generator, want: set[str], random_occlusion: bool
     # place: centre pixel -> board centre on the plate's top; angle and pitch solved through the camera
     for attempt in range(60):
         shrink = 0.97 ** (attempt // 6)
+        shrink = max(shrink, 35.2 / pitch_t)  # the pitch stays in 35-90 px
         if "pitch:large" in want:
             shrink = max(shrink, 76.5 / pitch_t)
         ext = (
@@ -1152,14 +1153,25 @@ def _region_box(box, x0: int, y0: int, scale: int, shape):
     return slice(ya, yb), slice(xa, xb)
 
 
-def _puck_shadows(sc, pucks, au, bv, x0, y0, scale, ao, sh, pm) -> None:
+class _Rays:
+    """The rays (au, bv) of a pixel grid, computed box by box when asked."""
+
+    def __init__(self, cam: Camera, xs: np.ndarray, ys: np.ndarray) -> None:
+        self.cam, self.xs, self.ys = cam, xs, ys
+        self.shape = (len(ys), len(xs))
+
+    def __getitem__(self, box) -> tuple[np.ndarray, np.ndarray]:
+        return self.cam.rays(self.xs[box[1]], self.ys[box[0]])
+
+
+def _puck_shadows(sc, pucks, rays: _Rays, x0, y0, scale, ao, sh, pm) -> None:
     """Multiply each puck's cast shadow (into sh) and contact darkening (into ao) on its base plane."""
     Cu, Cv, Hc = (float(v) for v in sc.cam.C)
     for pk in pucks:
         box = _region_box(pk.shadow_box, x0, y0, scale, ao.shape)
         if box is None:
             continue
-        A_u, A_v = au[box], bv[box]
+        A_u, A_v = rays[box]
         dzb = Hc - pk.zb
         Eu = (Cu - pk.u) + dzb * A_u
         Ev = (Cv - pk.v) + dzb * A_v
@@ -1181,13 +1193,14 @@ def _puck_shadows(sc, pucks, au, bv, x0, y0, scale, ao, sh, pm) -> None:
         ao[box] *= 1 - 0.45 * np.exp(np.minimum(pk.R - rho, 0) * (1.0 / (0.12 * pk.R + 0.3 * pk.h)))
 
 
-def _draw_pucks(sc, pucks, rad, au, bv, Fa, Fd, x0, y0, scale) -> None:
+def _draw_pucks(sc, pucks, rad, rays: _Rays, Fa, Fd, x0, y0, scale, floor=None) -> None:
     Cu, Cv, Hc = (float(v) for v in sc.cam.C)
     order = sorted(pucks, key=lambda p: -((p.u - Cu) ** 2 + (p.v - Cv) ** 2 + (Hc - p.zb) ** 2))
     for pk in order:  # far ones first
-        box = _region_box(pk.box, x0, y0, scale, au.shape)
+        box = _region_box(pk.box, x0, y0, scale, rays.shape)
         if box is not None:
-            _draw_puck(sc, pk, [r[box] for r in rad], au[box], bv[box], Fa[box], Fd[box])
+            fl = None if floor is None else floor(box)
+            _draw_puck(sc, pk, [r[box] for r in rad], *rays[box], Fa[box], Fd[box], fl)
 
 
 def _render_table(sc: Scene) -> np.ndarray:
@@ -1196,14 +1209,15 @@ def _render_table(sc: Scene) -> np.ndarray:
     cam = sc.cam
     Cu, Cv, Hc = (float(v) for v in cam.C)
     xs, ys = np.arange(W, dtype=np.float64), np.arange(H, dtype=np.float64)
-    au, bv = cam.rays(xs, ys)
+    rays = _Rays(cam, xs, ys)
     Fa, Fd = _fields(sc, xs, ys)[:2]
     u0, v0 = sc.table_origin
     inv = 1.0 / sc.table_res
+    cau, cbv = cam.rays(_coarse(xs, 4), _coarse(ys, 4))  # the table's texture coordinates are smooth
     tex = cv2.remap(
         sc.table_tex,
-        (Cu - u0 + Hc * au) * inv - 0.5,
-        (Cv - v0 + Hc * bv) * inv - 0.5,
+        _upsample((Cu - u0 + Hc * cau) * inv - 0.5, 4, (H, W)),
+        _upsample((Cv - v0 + Hc * cbv) * inv - 0.5, 4, (H, W)),
         cv2.INTER_LINEAR,
         borderMode=cv2.BORDER_REFLECT,
     )
@@ -1211,13 +1225,13 @@ def _render_table(sc: Scene) -> np.ndarray:
     if spares:
         ao = np.ones((H, W), np.float32)
         sh = np.ones((H, W), np.float32)
-        _puck_shadows(sc, spares, au, bv, 0, 0, 1, ao, sh, Hc / cam.f)
+        _puck_shadows(sc, spares, rays, 0, 0, 1, ao, sh, Hc / cam.f)
         light = Fa * ao + Fd * sh
     else:
         light = Fa + Fd
     rad = [tex[..., c] * light for c in range(3)]
     if spares:
-        _draw_pucks(sc, spares, rad, au, bv, Fa, Fd, 0, 0, 1)
+        _draw_pucks(sc, spares, rad, rays, Fa, Fd, 0, 0, 1)
     return np.stack(rad)
 
 
@@ -1247,7 +1261,7 @@ def _render_board(sc: Scene, bg: np.ndarray, x0: int, y0: int, w: int, h: int, s
         by0 = du * eyu + dv * eyv
         return au, bv, bx0, by0, bx0 - Tp * (au * exu + bv * exv), by0 - Tp * (au * eyu + bv * eyv)
 
-    geo = [_upsample(a, 4, shape) for a in board_coords(4)]
+    geo = [_upsample(a, 4, shape) for a in board_coords(4)[2:]]
     if Tp > 0.5:
         _, _, bx0, by0, _, _ = board_coords(2)
         hp = float(sc.hp)
@@ -1261,11 +1275,12 @@ def _render_board(sc: Scene, bg: np.ndarray, x0: int, y0: int, w: int, h: int, s
         ao = 1.0 - 0.45 * np.exp(np.minimum(-out0, 0) * (1.0 / (0.7 * Tp + 0.5)))
         geo += [_upsample(ao, 2, shape), _upsample(sh, 2, shape)]
     pucks = [pk for pk in sc.pucks if pk.zb > 0.0]
+    rays = _Rays(cam, xs, ys)
     if pucks:
         shadow = np.ones(shape, np.float32)
         occl = np.ones(shape, np.float32)
-        _puck_shadows(sc, pucks, geo[0], geo[1], x0, y0, scale, occl, shadow, (Hc - Tp) / (cam.f * scale))
-        if len(geo) == 6:
+        _puck_shadows(sc, pucks, rays, x0, y0, scale, occl, shadow, (Hc - Tp) / (cam.f * scale))
+        if len(geo) == 4:
             geo += [np.ones(shape, np.float32), np.ones(shape, np.float32)]
         geo += [shadow, occl]
     bg_up = [
@@ -1311,7 +1326,16 @@ def _render_board(sc: Scene, bg: np.ndarray, x0: int, y0: int, w: int, h: int, s
                 scale,
             )
         r0 = r1
-    _draw_pucks(sc, pucks, list(rad), geo[0], geo[1], fields[0], fields[1], x0, y0, scale)
+    _draw_pucks(sc, pucks, list(rad), rays, fields[0], fields[1], x0, y0, scale)
+    # spare pucks beside a thick plate can stand in front of it: drawn again where above the plate
+    spares = [pk for pk in sc.pucks if pk.zb == 0.0]
+    if spares and Tp > 0.5:
+
+        def floor(box):
+            on = (np.abs(geo[2][box]) <= sc.hp) & (np.abs(geo[3][box]) <= sc.hp)
+            return np.where(on, np.float32(Tp), np.float32(0))
+
+        _draw_pucks(sc, spares, list(rad), rays, fields[0], fields[1], x0, y0, scale, floor)
     return rad
 
 
@@ -1331,7 +1355,7 @@ def _board_points(sc: Scene) -> np.ndarray:
 def _board_tile(sc: Scene, geo, fields, bg, out, x0: float, y0: float, scale: int) -> None:
     cam = sc.cam
     Hc = float(cam.C[2])
-    bx0, by0, bx, by = geo[2:6]
+    bx0, by0, bx, by = geo[:4]
     shape = bx.shape
     Fa, Fd = fields[0], fields[1]
     pm = (Hc - sc.Tp) / (cam.f * scale)  # mm per pixel on the plate, near the axis
@@ -1347,7 +1371,7 @@ def _board_tile(sc: Scene, geo, fields, bg, out, x0: float, y0: float, scale: in
     if Tp > 0.5:
         onplate = (np.abs(bx0) <= hp) & (np.abs(by0) <= hp)
         side = onplate & ~top
-        ao, sh = geo[6].copy(), geo[7].copy()
+        ao, sh = geo[4].copy(), geo[5].copy()
         np.copyto(sh, 1.0, where=onplate)
         np.copyto(ao, 1.0, where=top)
         if side.any():
@@ -1397,9 +1421,9 @@ def _board_tile(sc: Scene, geo, fields, bg, out, x0: float, y0: float, scale: in
         np.copyto(ao, ao * (1.0 - 0.35 * cov), where=top)
 
     # pucks: shadows and contact darkening on the plate (and the table near it)
-    if len(geo) > 8:  # the pucks' shadows and contact darkening
-        sh *= geo[8]
-        ao *= geo[9]
+    if len(geo) > 6:  # the pucks' shadows and contact darkening
+        sh *= geo[6]
+        ao *= geo[7]
 
     light = Fa * ao + Fd * dirf * sh
     inv_bg = 1.0 / (Fa + Fd)
@@ -1425,7 +1449,9 @@ def _board_tile(sc: Scene, geo, fields, bg, out, x0: float, y0: float, scale: in
 _FILLET = [(math.sin(p), math.cos(p)) for p in (1.25, 0.85, 0.45)]
 
 
-def _draw_puck(sc: Scene, pk: Puck, rad: list[np.ndarray], A_u, A_v, Fa, Fd) -> None:
+def _draw_puck(sc: Scene, pk: Puck, rad: list[np.ndarray], A_u, A_v, Fa, Fd, floor=None) -> None:
+    """Ray-cast one puck into rad; where floor (a surface height under each pixel) is given, only the
+    puck's points above it are drawn."""
     Cu, Cv, Hc = (float(v) for v in sc.cam.C)
     R, h, b = float(pk.R), float(pk.h), float(pk.b)
     dzb = Hc - pk.zb
@@ -1461,6 +1487,8 @@ def _draw_puck(sc: Scene, pk: Puck, rad: list[np.ndarray], A_u, A_v, Fa, Fd) -> 
         zeta[m] = zw[m]
         cph[m] = 1.0
         hit |= m
+    if floor is not None:
+        hit &= (zeta + pk.zb) > floor
     if not hit.any():
         return
     ru, rv, cp, zh = ru[hit], rv[hit], cph[hit], zeta[hit]

@@ -48,7 +48,7 @@ def test_interface(frames) -> None:
         assert s.image.shape == (480, 640, 3) and s.image.dtype == np.uint8
         assert len(s.board) == 9 and set(s.board) <= set("XO.")
         assert -45 < s.angle_deg <= 45
-        assert 34 <= s.pitch_px <= 91
+        assert 35 <= s.pitch_px <= 90.5
         assert 0 <= s.centre_px[0] < 640 and 0 <= s.centre_px[1] < 480
         assert s.tags <= set(g.TAGS)
         assert s.occluded == ("occluded" in s.tags)
