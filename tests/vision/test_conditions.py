@@ -4,10 +4,10 @@ wood, dark, saturated, pastel), large pieces, white pieces within 20 grey levels
 pieces, thin and thick lines, low JPEG quality, motion blur, warm and cool light, a 2:1 gradient,
 vignetting, small and large pitches.
 
-These looks are what the thresholds were tuned on; the held-out generator (tests/vision/heldout), which
-nothing was tuned on, is reported by bench/vision.py. The floors below are the shares measured when the
-tests were written, less a margin: they guard against regressions, they do not prove the targets. No
-square is ever read wrong with a confidence of 0.9 or more.
+These looks are what the thresholds were tuned on (with tests/vision/flat); the held-out generator
+(tests/vision/heldout), which nothing was tuned on, is reported by bench/vision.py. The floors below are
+the shares measured when the tests were written, less a margin: they guard against regressions, they do
+not prove the targets. No square is ever read wrong with a confidence of 0.9 or more.
 """
 
 from __future__ import annotations

@@ -1,1 +1,1 @@
-"""Held-out synthetic evaluation frames for the board detector (see README.md)."""
+"""An independent, physically modelled renderer of boards (see README.md), a further tuning set."""

@@ -1,0 +1,1 @@
+"""Held-out synthetic evaluation frames for the board detector (see README.md)."""

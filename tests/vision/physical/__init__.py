@@ -1,1 +1,0 @@
-"""An independent, physically modelled renderer of boards (see README.md), a further tuning set."""
