@@ -77,7 +77,196 @@ Polarity = Literal["dark-lines", "light-lines"]
 BOARD_CHARS: Final[dict[str, str]] = {"empty": ".", "black": "X", "white": "O", "unknown": "?"}
 #: canonical coordinates of the outer grid corners, in the order of BoardPose.corners_px.
 CANONICAL_CORNERS: Final = np.array([[0.0, 0.0], [3.0, 0.0], [3.0, 3.0], [0.0, 3.0]], np.float32)
+CANONICAL_CORNERS.flags.writeable = False
 GRID_SQUARES: Final = 3
+
+
+#: a lattice of all nine cells whose mean residual is below 0.1 pitch is taken at once.
+FULL_GRID_SCORE: Final = 8.9
+#: cells needed for a projective fit; fewer get an affine one (7 or 8 points make an unstable
+#: homography), which the line refinement then corrects for perspective.
+FULL_HOMOGRAPHY_CELLS: Final = 9
+#: segments per square side whose cross-line profile places a line (two: the crossings are skipped).
+SEGMENTS_PER_SIDE: Final = 2
+#: a segment is seen when its profile's contrast is this fraction of the grid's median segment contrast.
+SEGMENT_SEEN_FRAC: Final = 0.5
+#: a segment this many canonical pixels from its line's fit is an outlier (a piece beside the line).
+SEGMENT_OUTLIER_PX: Final = 1.0
+#: fewest lines of each direction that must be placed for a correction.
+MIN_FITTED_LINES: Final = 3
+#: how far beyond its line's half-width a profile reaches, in pitches (a pose this far off is found again).
+LINE_REACH: Final = 0.06
+#: margin of the canonical view around the grid, in squares (so the outer lines are sampled whole).
+CANON_MARGIN: Final = 0.35
+#: line samples per square side, spread over the middle of the side (corners are crossings).
+LINE_SAMPLES: Final = 10
+#: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
+CHROMA_OF_PLATE: Final = 0.35
+#: a square's four corners keep at least this many pixels in all.
+MIN_CORNER_PIXELS: Final = 16
+#: a piece seen only at the plate's texture (see _faint_piece): its middle differs by this many of the
+#: finer thresholds, and its reading is never certain.
+#: pieces are black or white: a body more saturated than this is something else (see _coloured).
+PIECE_MAX_SATURATION: Final = 0.4
+SATURATION_FLOOR: Final = 125.0
+OFF_PLATE_COLOUR: Final = 0.5
+#: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
+#: far from a black piece as from a white one: not a piece.
+MID_TONE: Final = 0.15
+FAINT_BODY_K: Final = 1.5
+#: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
+FAINT_EDGE_SHARE: Final = 0.7
+FAINT_MAX_CONFIDENCE: Final = 0.85
+#: squares looked at again: their very middle off the plate by this share of what a faint body needs.
+FAINT_PREFILTER: Final = 0.5
+#: the corners start this far (pitches) beyond the largest piece that fits between the lines.
+CORNER_PIECE_MARGIN: Final = 0.03
+#: the squares' corners (plate) start this far from their centres, in pitches.
+PLATE_CORNER_RADIUS: Final = 0.5
+#: robust passes of the plate surface fit, the residual (in robust sigmas) beyond which a corner is
+#: dropped, and the fewest corners the fit keeps.
+PLATE_FIT_PASSES: Final = 3
+PLATE_OUTLIER_K: Final = 3.5
+PLATE_MIN_CORNERS: Final = 12
+#: a square's inside never shrinks below this half-width (pitches), whatever the lines.
+MIN_INSIDE_HALF: Final = 0.3
+#: a piece's body lies within this radius of the square's centre (pitches): radius 0.45, off-centre.
+PIECE_MAX_RADIUS: Final = 0.5
+#: the centroid of a piece is at most this far off the square's centre (pitches).
+MAX_PIECE_OFFSET: Final = 0.1
+#: rings of the piece evidence: the first is a disc of this radius, the next this wide, this many.
+RING_FIRST: Final = 0.1
+RING_STEP: Final = 0.04
+RING_COUNT: Final = 11
+RING_SECTORS: Final = 8
+#: fewest pixels a ring needs to count, and fewest differing pixels that can be a piece at all.
+MIN_RING_PIXELS: Final = 6
+MIN_EVIDENCE_PIXELS: Final = 6
+#: the middle of a piece, whose tone says its colour: this share of its edge radius, within bounds.
+MIDDLE_OF_EDGE: Final = 0.6
+MIDDLE_RADIUS: Final = 0.15
+MIDDLE_MIN_RADIUS: Final = 0.07
+#: a piece's edge is less than this far from its centre (pitches): what reaches the square's corners all
+#: around is something flat and larger (its outermost ring, 0.46-0.50, exists only towards the corners).
+PIECE_MAX_EDGE: Final = RING_FIRST + RING_STEP * (RING_COUNT - 1) - 1e-6
+#: a piece's edge is at least this far from its centre (pitches): a coin or a button is smaller.
+PIECE_MIN_RADIUS: Final = 0.15
+#: the far corners of a square, which no piece reaches: a corner is covered beyond this share, and a
+#: square with this many covered corners holds something that is not a piece (its own piece's shadow
+#: may reach one).
+FOREIGN_CORNER_RADIUS: Final = 0.56
+FOREIGN_CORNER_COVER: Final = 0.5
+FOREIGN_CORNERS: Final = 3
+#: a body reaching the square's lines is a piece when it is round: its reach in the most distant of
+#: ``ROUND_SECTORS`` directions at most this many times that in the nearest (a disc clipped by the
+#: square's inside: 1.1; a square sheet: 1.4).
+ROUND_SECTORS: Final = 16
+ROUND_MAX_RATIO: Final = 1.15
+#: a body's outline is where it is off the plate by half as much as its middle (see _body).
+BODY_OF_MIDDLE: Final = 0.5
+#: the inside of a square keeps at least this many image pixels from its lines (their blur).
+MARGIN_MIN_PX: Final = 2.5
+#: length to width beyond which a blob is not a piece (a disc or a cross is as wide as it is long).
+FOREIGN_ELONGATION: Final = 2.2
+#: a square's corners this far (in grid contrasts) off the board's plate surface: something covers it.
+FOREIGN_BACKGROUND_FRAC: Final = 0.5
+#: differing pixels below this share of a square's inside are noise, not an object.
+RING_FOREIGN_MIN_AREA: Final = 0.08
+#: share of the ring that a piece never covers (the ring lies outside any piece on its square).
+RING_FOREIGN_RING_COVER: Final = 0.55
+#: a square the two readings disagree on is read with at most this confidence.
+DISAGREEMENT_MAX_CONFIDENCE: Final = 0.75
+#: what the ring reading flags that is kept whatever the corners' reading says.
+RING_FLAGS_KEPT: Final = ("elongated",)
+#: the ring reading's thresholds (see _read_squares_ring): a pixel differs beyond this share of the
+#: grid's contrast, and a piece fills this share of the central disc.
+RING_PIECE_MIN_FRAC: Final = 0.06
+RING_PIECE_MIN_FILL: Final = 0.12
+#: median absolute deviation to standard deviation (Gaussian).
+MAD_TO_SIGMA: Final = 1.4826
+#: the 90th percentile of a chroma deviation to the scale it is compared at (about 1.5 x the Rayleigh
+#: sigma, the same margin MAD_TO_SIGMA gives the median).
+CHROMA_TAIL_TO_SIGMA: Final = 0.7
+#: saturation (channel spread / brightness) above which a blob is a coloured object, not a piece; loose,
+#: since a colour cast tints white pieces too.
+SUPPLY_MAX_SATURATION: Final = 0.35
+#: the brightness a dark blob's channel spread is measured against (its own is too small to divide by).
+DARK_CHROMA_FLOOR: Final = 128.0
+#: a disc fills at most this much of its minimum-area rectangle (a square fills all of it).
+DISC_MAX_RECT_FILL: Final = 0.9
+#: erosion of the supply mask, in pitches (parts pieces joined by a shadow or blur).
+SUPPLY_ERODE: Final = 0.04
+#: a supply piece's core differs from its surroundings by this many thresholds on average.
+SUPPLY_CORE_K: Final = 1.4
+#: the grid is searched again at full resolution when fewer cells than this were found at half.
+FULL_RES_BELOW_CELLS: Final = 7
+#: the line masks are dilated by this many working pixels to close hairline gaps in thin lines.
+DILATION_PX: Final = 1
+#: images smaller than this (pixels on the shorter side) cannot hold a readable grid.
+MIN_IMAGE_SIDE: Final = 48
+#: the grid is searched for at half resolution first when the image's shorter side is at least this.
+HALF_RES_MIN_SIDE: Final = 360
+#: the comb search: edges above this percentile of gradient energy vote for the angle; this many
+#: candidate angles at least this many degrees apart are tried.
+COMB_EDGE_PERCENTILE: Final = 90.0
+COMB_ANGLES: Final = 2
+COMB_ANGLE_SEPARATION: Final = 4.0
+#: pitches tried, as fractions of the image's shorter side, in steps of this many (reduced) pixels.
+COMB_MIN_PITCH_FRAC: Final = 0.06
+COMB_MAX_PITCH_FRAC: Final = 0.22
+COMB_PITCH_STEP: Final = 0.5
+#: the projections' high-pass: a running mean this many (reduced) pixels wide is taken off.
+COMB_HIGHPASS: Final = 9
+#: the comb search runs when the cells gave fewer than this many squares; its grid is taken when this
+#: share of the line segments is seen where it puts them.
+COMB_BELOW_CELLS: Final = 6
+COMB_MIN_SEEN: Final = 0.8
+COMB_SEEN_MARGIN: Final = 0.15
+#: the comb's grid must be this clear (see _verify_grid): its weakest line at least this share of its
+#: typical one, and nothing beyond it as strong as this share's complement.
+COMB_MIN_CLEAR: Final = 0.2
+#: a prior pose is confirmed when this fraction of its line segments is seen...
+TRACK_MIN_SEEN: Final = 0.8
+#: ...and they lie this close (root mean square, canonical pixels, about image pixels) to where it puts them.
+TRACK_MAX_RMS_PX: Final = 1.5
+#: a tracked pose keeps its numbering this many degrees beyond +-45 (hysteresis: a board standing at 45
+#: degrees must not have its squares renumbered from one frame to the next).
+TRACK_HYSTERESIS_DEG: Final = 2.0
+#: the polarity's samples: this far along a line from a crossing, and this far into a square's corner
+#: on both axes (pitches); no piece reaches either.
+POLARITY_ALONG: Final = 0.2
+POLARITY_CORNER: Final = 0.12
+#: the grid check's canonical view: pixels per square, clamped to this range around the pitch.
+VERIFY_MIN_PX: Final = 24
+VERIFY_MAX_PX: Final = 48
+#: the window moves by a square when its line at one end is below the first share of its typical
+#: line and the line beyond its other end above the second.
+SHIFT_MISSING: Final = 0.25
+SHIFT_PRESENT: Final = 0.5
+#: ...or when the window moved looks clearer by this much (see _window_clarity).
+SHIFT_CLEARER: Final = 0.3
+#: ...and the plate in the squares it takes in is within this share of the lines' strength of the
+#: middle row's (corners sampled CORNER_INSET in from the lines, CORNER_SIZE square, in pitches).
+SHIFT_PLATE_STEP: Final = 0.5
+CORNER_INSET: Final = 0.12
+CORNER_SIZE: Final = 0.1
+#: how far the grid check's line profiles reach on each side of a line, in pitches.
+VERIFY_REACH: Final = 0.15
+#: refinements of a found pose on the grid lines (the cells' centres are found at half resolution).
+REFINE_PASSES: Final = 2
+#: half the line width in pitches, when it cannot be measured (reading at a prior pose), and its bounds.
+DEFAULT_HALF_WIDTH: Final = 0.04
+MIN_HALF_WIDTH: Final = 0.01
+MAX_HALF_WIDTH: Final = 0.2
+#: a hidden line sample counts as covered when its grey is this far (in line contrasts) from the lines'.
+COVER_LEVEL_FRAC: Final = 0.35
+#: consecutive hidden line samples (0.07 pitch apart) that make a covered stretch (about a finger's width).
+HIDDEN_RUN_SAMPLES: Final = 4
+#: fewest seen line samples around a square to take their level rather than the grid's.
+MIN_LINE_SAMPLES: Final = 6
+#: canonical centres of squares 1..9.
+SQUARE_CENTRES: Final = np.array([[(n % 3) + 0.5, (n // 3) + 0.5] for n in range(9)])
+SQUARE_CENTRES.flags.writeable = False
 
 
 class DetectorError(ValueError):
@@ -447,10 +636,6 @@ class _Lattice:
     scale: float = 1.0
 
 
-#: a lattice of all nine cells whose mean residual is below 0.1 pitch is taken at once.
-FULL_GRID_SCORE: Final = 8.9
-
-
 def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
     n = len(cells.side)
     if n < 2:
@@ -522,11 +707,6 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
     return best
 
 
-#: cells needed for a projective fit; fewer get an affine one (7 or 8 points make an unstable
-#: homography), which the line refinement then corrects for perspective.
-FULL_HOMOGRAPHY_CELLS: Final = 9
-
-
 def _fit_homography(lat: _Lattice) -> np.ndarray | None:
     """Image -> canonical homography from the lattice's cell centres."""
     src = lat.centers.astype(np.float64)
@@ -569,16 +749,6 @@ class _LineFit:
     seen: float
     #: canonical pixels per square of the view the lines were measured in.
     px: int
-
-
-#: segments per square side whose cross-line profile places a line (two: the crossings are skipped).
-SEGMENTS_PER_SIDE: Final = 2
-#: a segment is seen when its profile's contrast is this fraction of the grid's median segment contrast.
-SEGMENT_SEEN_FRAC: Final = 0.5
-#: a segment this many canonical pixels from its line's fit is an outlier (a piece beside the line).
-SEGMENT_OUTLIER_PX: Final = 1.0
-#: fewest lines of each direction that must be placed for a correction.
-MIN_FITTED_LINES: Final = 3
 
 
 def _segment_bounds(s: int, m: int) -> np.ndarray:
@@ -684,10 +854,6 @@ def _fit_lines(
     return _LineFit(h_new / h_new[2, 2], max_off, rms, seen_frac, s)
 
 
-#: how far beyond its line's half-width a profile reaches, in pitches (a pose this far off is found again).
-LINE_REACH: Final = 0.06
-
-
 # ----------------------------------------------------------------------------------------------------
 # stage 4 and 5: reading the squares and the lines in the canonical view
 
@@ -718,12 +884,6 @@ def _canonical(
         )
         colour = cv2.GaussianBlur(c, (3, 3), 0).astype(np.float32)
     return _Canon(img.astype(np.float32), s, m, colour)
-
-
-#: margin of the canonical view around the grid, in squares (so the outer lines are sampled whole).
-CANON_MARGIN: Final = 0.35
-#: line samples per square side, spread over the middle of the side (corners are crossings).
-LINE_SAMPLES: Final = 10
 
 
 @lru_cache(maxsize=64)
@@ -757,7 +917,7 @@ def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...
                         rc.append([along, along])
                         own.append([a_sq * 3 + j if a_sq >= 0 else -1, b_sq * 3 + j if b_sq >= 0 else -1])
                     rv.append(valid)
-    return (
+    return _read_only(
         np.array(lr),
         np.array(lc),
         np.array(rr),
@@ -765,6 +925,14 @@ def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...
         np.array(rv, dtype=bool),
         np.array(own),
     )
+
+
+def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``arrays``, marked read-only: a cached function hands the same arrays to every caller, so none
+    may change them."""
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
 
 
 def _line_contrast(
@@ -813,7 +981,7 @@ def _square_masks(s: int, half_width: float, margin: float) -> _SquareMasks:
     if corner.sum() >= 2 * MIN_CORNER_PIXELS:
         corner &= cheb_i <= float(np.median(cheb_i[corner]))
     quadrant = (dx[inside] > 0).astype(np.int64) + 2 * (dy[inside] > 0).astype(np.int64)
-    return _SquareMasks(inside, dx[inside], dy[inside], corner, quadrant, inside_half)
+    return _SquareMasks(*_read_only(inside, dx[inside], dy[inside], corner, quadrant), inside_half)
 
 
 @dataclass(frozen=True)
@@ -1212,78 +1380,6 @@ def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
     return math.sqrt((half_tr + root) / max(half_tr - root, 1e-6))
 
 
-#: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
-CHROMA_OF_PLATE: Final = 0.35
-#: a square's four corners keep at least this many pixels in all.
-MIN_CORNER_PIXELS: Final = 16
-#: a piece seen only at the plate's texture (see _faint_piece): its middle differs by this many of the
-#: finer thresholds, and its reading is never certain.
-#: pieces are black or white: a body more saturated than this is something else (see _coloured).
-PIECE_MAX_SATURATION: Final = 0.4
-SATURATION_FLOOR: Final = 125.0
-OFF_PLATE_COLOUR: Final = 0.5
-#: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
-#: far from a black piece as from a white one: not a piece.
-MID_TONE: Final = 0.15
-FAINT_BODY_K: Final = 1.5
-#: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
-FAINT_EDGE_SHARE: Final = 0.7
-FAINT_MAX_CONFIDENCE: Final = 0.85
-#: squares looked at again: their very middle off the plate by this share of what a faint body needs.
-FAINT_PREFILTER: Final = 0.5
-#: the corners start this far (pitches) beyond the largest piece that fits between the lines.
-CORNER_PIECE_MARGIN: Final = 0.03
-#: the squares' corners (plate) start this far from their centres, in pitches.
-PLATE_CORNER_RADIUS: Final = 0.5
-#: robust passes of the plate surface fit, the residual (in robust sigmas) beyond which a corner is
-#: dropped, and the fewest corners the fit keeps.
-PLATE_FIT_PASSES: Final = 3
-PLATE_OUTLIER_K: Final = 3.5
-PLATE_MIN_CORNERS: Final = 12
-#: a square's inside never shrinks below this half-width (pitches), whatever the lines.
-MIN_INSIDE_HALF: Final = 0.3
-#: a piece's body lies within this radius of the square's centre (pitches): radius 0.45, off-centre.
-PIECE_MAX_RADIUS: Final = 0.5
-#: the centroid of a piece is at most this far off the square's centre (pitches).
-MAX_PIECE_OFFSET: Final = 0.1
-#: rings of the piece evidence: the first is a disc of this radius, the next this wide, this many.
-RING_FIRST: Final = 0.1
-RING_STEP: Final = 0.04
-RING_COUNT: Final = 11
-RING_SECTORS: Final = 8
-#: fewest pixels a ring needs to count, and fewest differing pixels that can be a piece at all.
-MIN_RING_PIXELS: Final = 6
-MIN_EVIDENCE_PIXELS: Final = 6
-#: the middle of a piece, whose tone says its colour: this share of its edge radius, within bounds.
-MIDDLE_OF_EDGE: Final = 0.6
-MIDDLE_RADIUS: Final = 0.15
-MIDDLE_MIN_RADIUS: Final = 0.07
-#: a piece's edge is less than this far from its centre (pitches): what reaches the square's corners all
-#: around is something flat and larger (its outermost ring, 0.46-0.50, exists only towards the corners).
-PIECE_MAX_EDGE: Final = RING_FIRST + RING_STEP * (RING_COUNT - 1) - 1e-6
-#: a piece's edge is at least this far from its centre (pitches): a coin or a button is smaller.
-PIECE_MIN_RADIUS: Final = 0.15
-#: the far corners of a square, which no piece reaches: a corner is covered beyond this share, and a
-#: square with this many covered corners holds something that is not a piece (its own piece's shadow
-#: may reach one).
-FOREIGN_CORNER_RADIUS: Final = 0.56
-FOREIGN_CORNER_COVER: Final = 0.5
-FOREIGN_CORNERS: Final = 3
-#: a body reaching the square's lines is a piece when it is round: its reach in the most distant of
-#: ``ROUND_SECTORS`` directions at most this many times that in the nearest (a disc clipped by the
-#: square's inside: 1.1; a square sheet: 1.4).
-ROUND_SECTORS: Final = 16
-ROUND_MAX_RATIO: Final = 1.15
-#: a body's outline is where it is off the plate by half as much as its middle (see _body).
-BODY_OF_MIDDLE: Final = 0.5
-#: the inside of a square keeps at least this many image pixels from its lines (their blur).
-MARGIN_MIN_PX: Final = 2.5
-#: length to width beyond which a blob is not a piece (a disc or a cross is as wide as it is long).
-FOREIGN_ELONGATION: Final = 2.2
-#: a square's corners this far (in grid contrasts) off the board's plate surface: something covers it.
-FOREIGN_BACKGROUND_FRAC: Final = 0.5
-
-
 def _ring_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, ...]:
     """One square's masks (s, s): background ring, piece disc and the inside (everything within the
     ring's outer edge); and, over the inside's pixels, where the ring and the disc are and each pixel's
@@ -1415,29 +1511,6 @@ def _foreign_ring(
     return why
 
 
-#: differing pixels below this share of a square's inside are noise, not an object.
-RING_FOREIGN_MIN_AREA: Final = 0.08
-#: share of the ring that a piece never covers (the ring lies outside any piece on its square).
-RING_FOREIGN_RING_COVER: Final = 0.55
-
-
-#: a square the two readings disagree on is read with at most this confidence.
-DISAGREEMENT_MAX_CONFIDENCE: Final = 0.75
-#: what the ring reading flags that is kept whatever the corners' reading says.
-RING_FLAGS_KEPT: Final = ("elongated",)
-#: the ring reading's thresholds (see _read_squares_ring): a pixel differs beyond this share of the
-#: grid's contrast, and a piece fills this share of the central disc.
-RING_PIECE_MIN_FRAC: Final = 0.06
-RING_PIECE_MIN_FILL: Final = 0.12
-
-
-#: median absolute deviation to standard deviation (Gaussian).
-MAD_TO_SIGMA: Final = 1.4826
-#: the 90th percentile of a chroma deviation to the scale it is compared at (about 1.5 x the Rayleigh
-#: sigma, the same margin MAD_TO_SIGMA gives the median).
-CHROMA_TAIL_TO_SIGMA: Final = 0.7
-
-
 def _squares_of(img: np.ndarray, s: int, m: int) -> np.ndarray:
     """The nine squares of a canonical view as an array (9, s, s[, C])."""
     grid = img[m : m + 3 * s, m : m + 3 * s]
@@ -1525,13 +1598,6 @@ def _neutral(bgr: np.ndarray, centre: np.ndarray, radius: float, colour: str) ->
     return (hi - lo) <= SUPPLY_MAX_SATURATION * max(scale, 1.0)
 
 
-#: saturation (channel spread / brightness) above which a blob is a coloured object, not a piece; loose,
-#: since a colour cast tints white pieces too.
-SUPPLY_MAX_SATURATION: Final = 0.35
-#: the brightness a dark blob's channel spread is measured against (its own is too small to divide by).
-DARK_CHROMA_FLOOR: Final = 128.0
-
-
 def _piece_discs(
     cnt: np.ndarray, dmin: float, dmax: float, roundness: float
 ) -> list[tuple[np.ndarray, float]]:
@@ -1555,14 +1621,6 @@ def _piece_discs(
     return []
 
 
-#: a disc fills at most this much of its minimum-area rectangle (a square fills all of it).
-DISC_MAX_RECT_FILL: Final = 0.9
-#: erosion of the supply mask, in pitches (parts pieces joined by a shadow or blur).
-SUPPLY_ERODE: Final = 0.04
-#: a supply piece's core differs from its surroundings by this many thresholds on average.
-SUPPLY_CORE_K: Final = 1.4
-
-
 # ----------------------------------------------------------------------------------------------------
 # the detector
 
@@ -1583,16 +1641,6 @@ def _prepare(image: np.ndarray) -> np.ndarray:
     if min(gray.shape) < MIN_IMAGE_SIDE:
         raise DetectorError(f"image too small: {gray.shape[1]}x{gray.shape[0]}")
     return gray
-
-
-#: the grid is searched again at full resolution when fewer cells than this were found at half.
-FULL_RES_BELOW_CELLS: Final = 7
-#: the line masks are dilated by this many working pixels to close hairline gaps in thin lines.
-DILATION_PX: Final = 1
-#: images smaller than this (pixels on the shorter side) cannot hold a readable grid.
-MIN_IMAGE_SIDE: Final = 48
-#: the grid is searched for at half resolution first when the image's shorter side is at least this.
-HALF_RES_MIN_SIDE: Final = 360
 
 
 def _spread(gray: np.ndarray) -> float:
@@ -1847,36 +1895,6 @@ def _comb_search(im: _Image, params: DetectorParams) -> tuple[np.ndarray, float]
     return h_small @ to_small, pitch / im.scale
 
 
-#: the comb search: edges above this percentile of gradient energy vote for the angle; this many
-#: candidate angles at least this many degrees apart are tried.
-COMB_EDGE_PERCENTILE: Final = 90.0
-COMB_ANGLES: Final = 2
-COMB_ANGLE_SEPARATION: Final = 4.0
-#: pitches tried, as fractions of the image's shorter side, in steps of this many (reduced) pixels.
-COMB_MIN_PITCH_FRAC: Final = 0.06
-COMB_MAX_PITCH_FRAC: Final = 0.22
-COMB_PITCH_STEP: Final = 0.5
-#: the projections' high-pass: a running mean this many (reduced) pixels wide is taken off.
-COMB_HIGHPASS: Final = 9
-#: the comb search runs when the cells gave fewer than this many squares; its grid is taken when this
-#: share of the line segments is seen where it puts them.
-COMB_BELOW_CELLS: Final = 6
-COMB_MIN_SEEN: Final = 0.8
-COMB_SEEN_MARGIN: Final = 0.15
-#: the comb's grid must be this clear (see _verify_grid): its weakest line at least this share of its
-#: typical one, and nothing beyond it as strong as this share's complement.
-COMB_MIN_CLEAR: Final = 0.2
-
-
-#: a prior pose is confirmed when this fraction of its line segments is seen...
-TRACK_MIN_SEEN: Final = 0.8
-#: ...and they lie this close (root mean square, canonical pixels, about image pixels) to where it puts them.
-TRACK_MAX_RMS_PX: Final = 1.5
-#: a tracked pose keeps its numbering this many degrees beyond +-45 (hysteresis: a board standing at 45
-#: degrees must not have its squares renumbered from one frame to the next).
-TRACK_HYSTERESIS_DEG: Final = 2.0
-
-
 def track(
     image: np.ndarray,
     prior: BoardPose,
@@ -1975,10 +1993,6 @@ def _polarity_samples() -> tuple[np.ndarray, np.ndarray]:
     return np.array(inside), np.array(corners)
 
 
-#: the polarity's samples: this far along a line from a crossing, and this far into a square's corner
-#: on both axes (pitches); no piece reaches either.
-POLARITY_ALONG: Final = 0.2
-POLARITY_CORNER: Final = 0.12
 POLARITY_ON_LINE, POLARITY_CORNERS = _polarity_samples()
 
 
@@ -2083,32 +2097,6 @@ def _window_clarity(strength: np.ndarray, shift: int) -> float:
     beyond = max(float(strength[k]) for k in outside)
     typical = max(float(np.median(window)), 1e-3)
     return min(1.0, float(window.min()) / typical, 1.0 - max(beyond, 0.0) / typical)
-
-
-#: the grid check's canonical view: pixels per square, clamped to this range around the pitch.
-VERIFY_MIN_PX: Final = 24
-VERIFY_MAX_PX: Final = 48
-#: the window moves by a square when its line at one end is below the first share of its typical
-#: line and the line beyond its other end above the second.
-SHIFT_MISSING: Final = 0.25
-SHIFT_PRESENT: Final = 0.5
-#: ...or when the window moved looks clearer by this much (see _window_clarity).
-SHIFT_CLEARER: Final = 0.3
-#: ...and the plate in the squares it takes in is within this share of the lines' strength of the
-#: middle row's (corners sampled CORNER_INSET in from the lines, CORNER_SIZE square, in pitches).
-SHIFT_PLATE_STEP: Final = 0.5
-CORNER_INSET: Final = 0.12
-CORNER_SIZE: Final = 0.1
-#: how far the grid check's line profiles reach on each side of a line, in pitches.
-VERIFY_REACH: Final = 0.15
-
-
-#: refinements of a found pose on the grid lines (the cells' centres are found at half resolution).
-REFINE_PASSES: Final = 2
-#: half the line width in pitches, when it cannot be measured (reading at a prior pose), and its bounds.
-DEFAULT_HALF_WIDTH: Final = 0.04
-MIN_HALF_WIDTH: Final = 0.01
-MAX_HALF_WIDTH: Final = 0.2
 
 
 def _half_width(lat: _Lattice) -> float:
@@ -2248,12 +2236,6 @@ def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:
     return crossed
 
 
-#: a hidden line sample counts as covered when its grey is this far (in line contrasts) from the lines'.
-COVER_LEVEL_FRAC: Final = 0.35
-#: consecutive hidden line samples (0.07 pitch apart) that make a covered stretch (about a finger's width).
-HIDDEN_RUN_SAMPLES: Final = 4
-
-
 def _line_levels(peaks: np.ndarray, owners: np.ndarray, seen: np.ndarray) -> np.ndarray:
     """The grey level of the lines around each square (median of its seen border samples; the whole
     grid's where none is seen), so that lighting gradients shift both references of a square alike."""
@@ -2274,10 +2256,4 @@ def _square_samples(owners_bytes: bytes, shape: tuple[int, ...]) -> np.ndarray:
     owners = np.frombuffer(owners_bytes, dtype=np.int64).reshape(shape)
     lists = [np.flatnonzero((owners[:, 0] == n) | (owners[:, 1] == n)) for n in range(9)]
     k = max(len(v) for v in lists)
-    return np.array([np.pad(v, (0, k - len(v)), mode="edge") for v in lists])
-
-
-#: fewest seen line samples around a square to take their level rather than the grid's.
-MIN_LINE_SAMPLES: Final = 6
-#: canonical centres of squares 1..9.
-SQUARE_CENTRES: Final = np.array([[(n % 3) + 0.5, (n // 3) + 0.5] for n in range(9)])
+    return _read_only(np.array([np.pad(v, (0, k - len(v)), mode="edge") for v in lists]))[0]
