@@ -150,3 +150,15 @@ def test_an_unchanged_picture_keeps_its_reading_and_any_change_is_read_afresh() 
         _noisy(draw(replace(scene, board="X...O...X", center=(326.0, 243.0)), seed=1), rng)
     )
     assert "unchanged" not in moved.extra and moved.board == "X...O...X"
+
+
+def test_the_tracker_times_a_reused_reading_with_the_timer_it_is_given() -> None:
+    """The core reads no clock of its own: a reused reading's processing time comes from the timer
+    passed in (here one that advances 2 ms a call)."""
+    ticks = iter(i * 0.002 for i in range(1000))
+    tracker = PoseTracker(timer=lambda: next(ticks))
+    image = render_board("X...O...O", 12.0, (205.0, 148.0), RenderStyle.preset("clean"), seed=1)
+    tracker.process(image)
+    again = tracker.process(image)
+    assert again.extra.get("unchanged") == 1.0
+    assert again.processing_ms == pytest.approx(2.0)
