@@ -113,6 +113,9 @@ OFF_PLATE_COLOUR: Final = 0.5
 #: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
 #: far from a black piece as from a white one: not a piece.
 MID_TONE: Final = 0.15
+#: ...when that scale runs from about black to about white (the grid's contrast in grey levels); on a
+#: coloured plate with dark lines a black piece may sit anywhere on it.
+MID_TONE_MIN_CONTRAST: Final = 120.0
 FAINT_BODY_K: Final = 1.5
 #: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
 FAINT_EDGE_SHARE: Final = 0.7
@@ -162,6 +165,12 @@ FOREIGN_CORNERS: Final = 3
 #: square's inside: 1.1; a square sheet: 1.4).
 ROUND_SECTORS: Final = 16
 ROUND_MAX_RATIO: Final = 1.15
+#: no piece reaches farther from its centre than this (the largest, 0.45 pitch, and the blur of its edge).
+ROUND_MAX_REACH: Final = 0.49
+#: a direction in which the body ends this close to the square's inside edge is cut off there...
+ROUND_CLIP_MARGIN: Final = 0.03
+#: ...and with fewer directions than this left free, only the reach is judged.
+ROUND_MIN_FREE: Final = 4
 #: a body's outline is where it is off the plate by half as much as its middle (see _body).
 BODY_OF_MIDDLE: Final = 0.5
 #: the inside of a square keeps at least this many image pixels from its lines (their blur).
@@ -1156,6 +1165,7 @@ def _read_squares(
                 d, evidence, centre, edge = faint_piece
                 most = FAINT_MAX_CONFIDENCE
         corners_covered = sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones)
+        dev_k = dev[k, :, 0]
         rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
         middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
         why = ""
@@ -1167,7 +1177,7 @@ def _read_squares(
             why = "elongated"
         elif evidence >= f0 and edge < PIECE_MIN_RADIUS:
             why = "small"
-        elif evidence >= f0 and edge >= PIECE_MAX_EDGE and not _round(_body(d, dev[k, :, 0], middle), geo):
+        elif evidence >= f0 and edge >= PIECE_MAX_EDGE and not _round(_body(d, dev_k, middle), geo, centre):
             why = "too-large"  # it fills the square into a corner: a sheet, a palm, not a piece
         dark_ref = min(float(line_level[k]), float(plate_grey[k]))
         tone = (float(np.median(grey[k][middle])) - dark_ref) / max(float(contrast[k]), 1e-3)
@@ -1176,7 +1186,7 @@ def _read_squares(
             continue
         if not why and colour_px is not None and _coloured(colour_px[k][middle], plate[k, 0, 1:]):
             why = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
-        elif not why and abs(tone - 0.5) < MID_TONE:
+        elif not why and abs(tone - 0.5) < MID_TONE and contrast[k] >= MID_TONE_MIN_CONTRAST:
             why = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
         presence = min(1.0, (evidence - f0) / f0)
         # How far the tone is from the middle of the scale, 0.3 away is certain.
@@ -1205,9 +1215,11 @@ def _combine(
         # Only a highlight differs on a black piece on a dark plate: a small blob to the corners' reading,
         # a piece (by its disc's median) to the ring's.
         small = b[4] == "small"
-        # A sheet over the square, a pen in it: flagged by the ring's own rules, which a large piece
-        # does not trip (it trips "reaches-lines", which the corners' reading answers for).
-        flagged = a[4] in RING_FLAGS_KEPT
+        # A sheet over the square, a pen in it: flagged by the ring's own rules, unless the corners'
+        # reading sees a clean piece there (a large piece with its shadow is elongated to the ring,
+        # whose centre is the square's, not the piece's; a pen never fills rings all round).
+        corners_piece = b[0] in ("black", "white") and not b[4]
+        flagged = a[4] in RING_FLAGS_KEPT and not corners_piece
         chosen = a if (ring_clean and (bare_to_ring or piece_to_ring or small)) or flagged else b
         if a[0] != b[0]:
             # The two readings disagree: whichever is taken, it is not a certain one.
@@ -1356,16 +1368,35 @@ def _body(d: np.ndarray, grey_dev: np.ndarray, middle: np.ndarray) -> np.ndarray
     return core if core.sum() >= MIN_EVIDENCE_PIXELS and abs(level) > 0.0 else d
 
 
-def _round(d: np.ndarray, geo: _SquareMasks) -> bool:
-    """Whether the differing pixels ``d`` of one square reach about as far from its centre in every
-    direction (a large piece and its shadow), rather than farther along the diagonals (a square sheet)."""
-    ang = np.arctan2(geo.dy, geo.dx)
-    sector = ((ang + math.pi) * (ROUND_SECTORS / (2 * math.pi))).astype(np.int64) % ROUND_SECTORS
-    rad = np.where(d, np.hypot(geo.dx, geo.dy), 0.0)
-    reach = np.zeros(ROUND_SECTORS)
-    np.maximum.at(reach, sector, rad)
-    lo, hi = np.percentile(reach, [10, 90])
-    return bool(hi <= ROUND_MAX_RATIO * max(lo, 1e-6))
+def _round(d: np.ndarray, geo: _SquareMasks, centre: np.ndarray) -> bool:
+    """Whether the pixels ``d`` of one square are a piece's round body near ``centre`` (pitches from
+    the square's centre), rather than a sheet or a palm. Where the square's inside does not cut the
+    body off, its outline is fitted with a circle; a piece's circle is no larger than the largest piece
+    (``ROUND_MAX_REACH``) and nothing of the body lies beyond it by more than ``ROUND_MAX_RATIO``. A
+    body cut off nearly all round is a piece when it reaches no farther than the largest piece."""
+    ex, ey = geo.dx - centre[0], geo.dy - centre[1]
+    sector = ((np.arctan2(ey, ex) + math.pi) * (ROUND_SECTORS / (2 * math.pi))).astype(np.int64)
+    sector %= ROUND_SECTORS
+    rad = np.hypot(ex, ey)
+    body_rad = np.where(d, rad, -1.0)
+    reach = np.full(ROUND_SECTORS, -1.0)
+    np.maximum.at(reach, sector, body_rad)
+    bound = np.zeros(ROUND_SECTORS)
+    np.maximum.at(bound, sector, rad)  # where the square's inside ends, each way
+    free = (reach > 0) & (reach < bound - ROUND_CLIP_MARGIN)
+    if free.sum() < ROUND_MIN_FREE:
+        return bool(reach.max() <= ROUND_MAX_REACH)  # cut off nearly all round
+    # The outline: the body's farthest pixel in each free direction; a circle through them (Kasa's fit).
+    order = np.lexsort((body_rad, sector))
+    last = np.flatnonzero(np.r_[sector[order][1:] != sector[order][:-1], True])
+    ends = order[last]
+    ends = ends[free[sector[ends]] & d[ends]]
+    x, y = geo.dx[ends], geo.dy[ends]
+    a = np.stack([2 * x, 2 * y, np.ones_like(x)], axis=1)
+    (cx, cy, c), *_ = np.linalg.lstsq(a, x * x + y * y, rcond=None)
+    radius = math.sqrt(max(c + cx * cx + cy * cy, 0.0))
+    farthest = float(np.hypot(geo.dx[d] - cx, geo.dy[d] - cy).max())
+    return radius <= ROUND_MAX_REACH and farthest <= ROUND_MAX_RATIO * radius
 
 
 def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
