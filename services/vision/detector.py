@@ -116,6 +116,8 @@ MID_TONE: Final = 0.15
 #: ...when that scale runs from about black to about white (the grid's contrast in grey levels); on a
 #: coloured plate with dark lines a black piece may sit anywhere on it.
 MID_TONE_MIN_CONTRAST: Final = 120.0
+#: a faint body's face varies by at most this share of its level up to its edge (see _faint_piece).
+FAINT_PLATEAU: Final = 0.4
 FAINT_BODY_K: Final = 1.5
 #: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
 FAINT_EDGE_SHARE: Final = 0.7
@@ -1123,9 +1125,13 @@ def _read_squares(
         )
         differs |= cdev > t_chroma[:, None]
     # The same at the plate's texture: more sensitive, and more easily fooled by shadows and stains,
-    # so only a second look where the first sees nothing (below).
-    t_faint = np.maximum(params.piece_noise_k * texture, params.piece_min_frac * contrast)
-    differs_faint = differs | (np.abs(dev[..., 0]) > t_faint[:, None])
+    # so only a second look where the first sees nothing (below). Twice: first with the grid's contrast
+    # as a floor (the whole of a faint white piece stands out), then at the texture alone (a black
+    # piece a few levels off a plate as dark as itself).
+    t_looks = [
+        np.maximum(params.piece_noise_k * texture, params.piece_min_frac * contrast),
+        np.full(9, params.piece_noise_k * texture),
+    ]
     # A square's corners off the board's surface: something flat covers it (a sheet, a hand).
     background = np.linalg.norm(own, axis=1) > FOREIGN_BACKGROUND_FRAC * scale
     body_zone = rad <= PIECE_MAX_RADIUS
@@ -1137,33 +1143,28 @@ def _read_squares(
     # The second look only where the first saw nothing and the middle itself is off the plate (a
     # piece's middle lies within this disc however far off-centre it sits).
     mid_dev = np.median(dev[:, rad <= MIDDLE_MIN_RADIUS, 0], axis=1)
-    faint_rows = np.flatnonzero(
-        (evidences < f0) & ~background & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * t_faint)
-    )
-    faint = _piece_evidence(differs_faint[faint_rows], geo, body_zone) if faint_rows.size else None
+    looks = [
+        _FaintLook.at(t, differs, dev[..., 0], mid_dev, evidences < f0, background, geo, body_zone)
+        for t in t_looks
+    ]
     for k in range(9):
         d = differs[k]
         evidence, centre, edge = float(evidences[k]), centres_off[k], float(edges[k])
         most = 1.0  # the highest confidence this square's reading may have
-        if faint is not None and k in faint_rows:
-            # Only a white piece can be that faint: a black one stands out from any plate a white piece
-            # shows on (a faint dark middle is the plate between the glows of thick light lines).
+        for look in looks:
+            faint_piece = look.piece(k, dev[k, :, 0], geo, far_zones, f0)
+            # Only a white piece, or a black one lighter than the plate (a plate darker than black
+            # pieces), can be that faint: a faint dark middle is the plate between the glows of thick
+            # light lines, and a black piece stands out from any plate lighter than itself.
             white_from = min(float(line_level[k]), float(plate_grey[k])) + 0.5 * float(contrast[k])
-            row = int(np.flatnonzero(faint_rows == k)[0])
-            faint_piece = _faint_piece(
-                (float(faint[0][row]), faint[1][row], float(faint[2][row])),
-                differs_faint[k],
-                dev[k, :, 0],
-                float(t_faint[k]),
-                geo,
-                far_zones,
-                f0,
-            )
-            if faint_piece is not None and _middle_grey(grey[k], faint_piece, geo) < white_from:
-                faint_piece = None
+            if faint_piece is not None:
+                tone_grey = _middle_grey(grey[k], faint_piece, geo)
+                if tone_grey < white_from and tone_grey <= plate_grey[k]:
+                    faint_piece = None
             if faint_piece is not None:
                 d, evidence, centre, edge = faint_piece
                 most = FAINT_MAX_CONFIDENCE
+                break
         corners_covered = sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones)
         dev_k = dev[k, :, 0]
         rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
@@ -1287,6 +1288,47 @@ def _corner_spreads(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
     return np.concatenate(spreads, axis=1)
 
 
+@dataclass(frozen=True)
+class _FaintLook:
+    """A second look at the squares where the first saw nothing, at a finer ``threshold`` (9,): the
+    squares looked at (``rows``: their very middle is off the plate), their differing pixels and what
+    :func:`_piece_evidence` makes of them."""
+
+    threshold: np.ndarray
+    rows: np.ndarray
+    differs: np.ndarray
+    evidence: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+
+    @classmethod
+    def at(
+        cls,
+        threshold: np.ndarray,
+        differs: np.ndarray,
+        grey_dev: np.ndarray,
+        mid_dev: np.ndarray,
+        nothing: np.ndarray,
+        background: np.ndarray,
+        geo: _SquareMasks,
+        body_zone: np.ndarray,
+    ) -> _FaintLook:
+        finer = differs | (np.abs(grey_dev) > threshold[:, None])
+        rows = np.flatnonzero(
+            nothing & ~background & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * threshold)
+        )
+        evidence = _piece_evidence(finer[rows], geo, body_zone) if rows.size else None
+        return cls(threshold, rows, finer, evidence)
+
+    def piece(
+        self, k: int, grey_dev: np.ndarray, geo: _SquareMasks, far_zones: list[np.ndarray], f0: float
+    ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
+        """Square ``k``'s faint piece by :func:`_faint_piece`, or None (also when not looked at)."""
+        if self.evidence is None or k not in self.rows:
+            return None
+        row = int(np.flatnonzero(self.rows == k)[0])
+        found = (float(self.evidence[0][row]), self.evidence[1][row], float(self.evidence[2][row]))
+        return _faint_piece(found, self.differs[k], grey_dev, float(self.threshold[k]), geo, far_zones, f0)
+
+
 def _faint_piece(
     faint: tuple[float, np.ndarray, float],
     d: np.ndarray,
@@ -1324,6 +1366,11 @@ def _faint_piece(
         if counts[i - 1] and counts[i + 1]
     ]
     if not falls or max(falls) < FAINT_EDGE_SHARE * abs(body):
+        return None
+    # ...from a level body: a piece's face is flat up to its edge, a glow's falls all the way.
+    step = max(lo, 1) + int(np.argmax(falls))
+    face = profile[: max(step - 1, 2)]
+    if float(face.max() - face.min()) > FAINT_PLATEAU * abs(body):
         return None
     if sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones) >= FOREIGN_CORNERS:
         return None
