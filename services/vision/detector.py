@@ -1214,8 +1214,9 @@ def _combine(
         bare_to_ring = a[0] == "empty" and (bool(b[4]) or b[0] == "unknown")
         piece_to_ring = a[0] in ("black", "white") and b[0] == "empty" and not b[4]
         # Only a highlight differs on a black piece on a dark plate: a small blob to the corners' reading,
-        # a piece (by its disc's median) to the ring's.
-        small = b[4] == "small"
+        # a black piece (by its disc's median) to the ring's. (A light blob that the ring calls white is
+        # the plate's mottling as often as a piece: it stays unknown.)
+        small = b[4] == "small" and a[0] == "black"
         # A sheet over the square, a pen in it: flagged by the ring's own rules, unless the corners'
         # reading sees a clean piece there (a large piece with its shadow is elongated to the ring,
         # whose centre is the square's, not the piece's; a pen never fills rings all round).
