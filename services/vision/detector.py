@@ -118,6 +118,8 @@ MID_TONE: Final = 0.15
 MID_TONE_MIN_CONTRAST: Final = 120.0
 #: a faint body's face varies by at most this share of its level up to its edge (see _faint_piece).
 FAINT_PLATEAU: Final = 0.4
+#: a line's near sides lie this many pixels beyond its half width (see _verify_grid).
+NEAR_GAP_PX: Final = 2
 FAINT_BODY_K: Final = 1.5
 #: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
 FAINT_EDGE_SHARE: Final = 0.7
@@ -2111,6 +2113,16 @@ def _verify_grid(
             profiles[d, k] = med
             peak = med[reach - 1 : reach + 2].max()
             strength[d, k] = peak - max(med[0], med[-1])
+    # A row of pieces of the line's own tone along one side takes the far side's contrast, not the
+    # ridge the line makes between them and the plate: the line's strength against its near sides
+    # too (just beyond its own half width, as all the window's lines show it).
+    typical_prof = np.median(profiles[:, 1 : GRID_SQUARES + 2].reshape(-1, offsets.size), axis=0)
+    grad = np.diff(typical_prof)
+    half_px = (reach + int(np.argmin(grad[reach:])) - int(np.argmax(grad[:reach]))) / 2.0
+    near = min(reach, math.ceil(half_px) + NEAR_GAP_PX)
+    peaks = profiles[..., reach - 1 : reach + 2].max(axis=2)
+    near_strength = peaks - np.maximum(profiles[..., reach - near], profiles[..., reach + near])
+    strength = np.maximum(strength, near_strength)
     shifts = [0, 0]
     for d in range(2 if may_shift else 0):
         # The window one square back or on: when a line at one end of it is missing (no line there at
