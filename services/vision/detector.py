@@ -113,9 +113,6 @@ OFF_PLATE_COLOUR: Final = 0.5
 #: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
 #: far from a black piece as from a white one: not a piece.
 MID_TONE: Final = 0.15
-#: ...when that scale runs from about black to about white (the grid's contrast in grey levels); on a
-#: coloured plate with dark lines a black piece may sit anywhere on it.
-MID_TONE_MIN_CONTRAST: Final = 120.0
 #: a faint body's face varies by at most this share of its level up to its edge (see _faint_piece).
 FAINT_PLATEAU: Final = 0.4
 #: a line's near sides lie this many pixels beyond its half width (see _verify_grid).
@@ -1189,7 +1186,7 @@ def _read_squares(
             continue
         if not why and colour_px is not None and _coloured(colour_px[k][middle], plate[k, 0, 1:]):
             why = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
-        elif not why and abs(tone - 0.5) < MID_TONE and contrast[k] >= MID_TONE_MIN_CONTRAST:
+        elif not why and abs(tone - 0.5) < MID_TONE:
             why = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
         presence = min(1.0, (evidence - f0) / f0)
         # How far the tone is from the middle of the scale, 0.3 away is certain.
