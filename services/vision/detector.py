@@ -117,10 +117,6 @@ MID_TONE: Final = 0.15
 FAINT_PLATEAU: Final = 0.4
 #: a line's near sides lie this many pixels beyond its half width (see _verify_grid).
 NEAR_GAP_PX: Final = 2
-#: a cell with a large piece touching a line: the band along its hull's edge this deep (of its size)
-#: is at least this much the cell's own (see _rims_its_hull).
-RIM_DEPTH: Final = 0.06
-RIM_COVER: Final = 0.7
 FAINT_BODY_K: Final = 1.5
 #: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
 FAINT_EDGE_SHARE: Final = 0.7
@@ -615,7 +611,7 @@ def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
             continue
         area = cv2.contourArea(cnt)
         solid = area / hull_area
-        if solid < params.min_hull_fill and not _rims_its_hull(cnt, hull, (x, y, bw, bh)):
+        if solid < params.min_hull_fill:
             continue
         box = cv2.boxPoints(rect).astype(np.float64)
         ex, ey = box[1] - box[0]
@@ -630,22 +626,6 @@ def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
     if not centers:
         return _Cells(np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0))
     return _Cells(np.array(centers), np.array(sides), np.array(angles), np.array(solids))
-
-
-def _rims_its_hull(cnt: np.ndarray, hull: np.ndarray, box: tuple[int, int, int, int]) -> bool:
-    """Whether a region (contour ``cnt``, convex hull ``hull``, bounding ``box``) lines the inside of its
-    hull all round: a cell whose large piece touches a line is a ring broken in one place, hollow in
-    the middle, while a stray blob or a strip of table is not."""
-    x, y, bw, bh = box
-    shift = (-x, -y)
-    region = np.zeros((bh, bw), np.uint8)
-    cv2.drawContours(region, [cnt], -1, 255, -1, offset=shift)
-    inside = np.zeros((bh, bw), np.uint8)
-    cv2.drawContours(inside, [hull], -1, 255, -1, offset=shift)
-    depth = max(1, round(RIM_DEPTH * math.sqrt(bw * bh)))
-    core = cv2.erode(inside, np.ones((2 * depth + 1, 2 * depth + 1), np.uint8))
-    band = (inside > 0) & (core == 0)
-    return bool(band.any()) and float((region[band] > 0).mean()) >= RIM_COVER
 
 
 # ----------------------------------------------------------------------------------------------------
