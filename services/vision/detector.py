@@ -117,12 +117,14 @@ MID_TONE: Final = 0.15
 FAINT_PLATEAU: Final = 0.4
 #: a line's near sides lie this many pixels beyond its half width (see _verify_grid).
 NEAR_GAP_PX: Final = 2
+#: a faint piece of the plate's own tone: its outline is this many thresholds off its face, which
+#: stays within OUTLINE_FACE_K thresholds of level (see _outline).
+OUTLINE_K: Final = 2.0
+OUTLINE_FACE_K: Final = 1.0
 FAINT_BODY_K: Final = 1.5
 #: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
 FAINT_EDGE_SHARE: Final = 0.7
 FAINT_MAX_CONFIDENCE: Final = 0.85
-#: squares looked at again: their very middle off the plate by this share of what a faint body needs.
-FAINT_PREFILTER: Final = 0.5
 #: the corners start this far (pitches) beyond the largest piece that fits between the lines.
 CORNER_PIECE_MARGIN: Final = 0.03
 #: the squares' corners (plate) start this far from their centres, in pitches.
@@ -1139,13 +1141,9 @@ def _read_squares(
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = params.piece_min_fill
     evidences, centres_off, edges = _piece_evidence(differs, geo, body_zone)
-    # The second look only where the first saw nothing and the middle itself is off the plate (a
-    # piece's middle lies within this disc however far off-centre it sits).
-    mid_dev = np.median(dev[:, rad <= MIDDLE_MIN_RADIUS, 0], axis=1)
-    looks = [
-        _FaintLook.at(t, differs, dev[..., 0], mid_dev, evidences < f0, background, geo, body_zone)
-        for t in t_looks
-    ]
+    # The second look only where the first saw nothing.
+    nothing = evidences < f0
+    looks = [_FaintLook.at(t, differs, dev[..., 0], nothing, background, geo, body_zone) for t in t_looks]
     for k in range(9):
         d = differs[k]
         evidence, centre, edge = float(evidences[k]), centres_off[k], float(edges[k])
@@ -1158,7 +1156,8 @@ def _read_squares(
             white_from = min(float(line_level[k]), float(plate_grey[k])) + 0.5 * float(contrast[k])
             if faint_piece is not None:
                 tone_grey = _middle_grey(grey[k], faint_piece, geo)
-                if tone_grey < white_from and tone_grey <= plate_grey[k]:
+                faint_body = abs(tone_grey - float(plate_grey[k])) > FAINT_BODY_K * float(look.threshold[k])
+                if faint_body and tone_grey < white_from and tone_grey <= plate_grey[k]:
                     faint_piece = None
             if faint_piece is not None:
                 d, evidence, centre, edge = faint_piece
@@ -1290,9 +1289,8 @@ def _corner_spreads(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _FaintLook:
-    """A second look at the squares where the first saw nothing, at a finer ``threshold`` (9,): the
-    squares looked at (``rows``: their very middle is off the plate), their differing pixels and what
-    :func:`_piece_evidence` makes of them."""
+    """A second look at the squares where the first saw nothing (``rows``), at a finer ``threshold``
+    (9,): their differing pixels and what :func:`_piece_evidence` makes of them."""
 
     threshold: np.ndarray
     rows: np.ndarray
@@ -1305,16 +1303,14 @@ class _FaintLook:
         threshold: np.ndarray,
         differs: np.ndarray,
         grey_dev: np.ndarray,
-        mid_dev: np.ndarray,
         nothing: np.ndarray,
         background: np.ndarray,
         geo: _SquareMasks,
         body_zone: np.ndarray,
     ) -> _FaintLook:
         finer = differs | (np.abs(grey_dev) > threshold[:, None])
-        rows = np.flatnonzero(
-            nothing & ~background & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * threshold)
-        )
+        # (Every square that shows nothing: a piece of the plate's tone has no middle off the plate.)
+        rows = np.flatnonzero(nothing & ~background)
         evidence = _piece_evidence(finer[rows], geo, body_zone) if rows.size else None
         return cls(threshold, rows, finer, evidence)
 
@@ -1352,14 +1348,22 @@ def _faint_piece(
     rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
     middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
     body = float(np.median(grey_dev[middle]))
-    if abs(body) <= FAINT_BODY_K * threshold:
-        return None
-    # An edge: the body's level falls to the plate's within a short step somewhere between the smallest
-    # piece's radius and the largest's; the glow of thick light lines fades over a whole square instead.
     ring = np.floor(rr / RING_STEP).astype(np.int64)
     counts = np.bincount(ring)
     profile = np.bincount(ring, weights=grey_dev) / np.maximum(counts, 1)
     lo, hi = int(PIECE_MIN_RADIUS / RING_STEP), min(int(PIECE_MAX_EDGE / RING_STEP) + 1, len(profile) - 2)
+    if abs(body) <= FAINT_BODY_K * threshold:
+        # No body to speak of: a piece of the plate's own tone still shows its outline (its shadow, its
+        # rim) as a ring all round it (the evidence: every sector of a ring differs) around a level face.
+        if not _outline(profile, counts, body, threshold, lo, hi):
+            return None
+        if sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones) >= FOREIGN_CORNERS:
+            return None
+        if _elongation(d & (np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS), geo) > FOREIGN_ELONGATION:
+            return None
+        return d, evidence, centre, edge
+    # An edge: the body's level falls to the plate's within a short step somewhere between the smallest
+    # piece's radius and the largest's; the glow of thick light lines fades over a whole square instead.
     falls = [
         (profile[i - 1] - profile[i + 1]) * math.copysign(1.0, body)
         for i in range(max(lo, 1), hi + 1)
@@ -1377,6 +1381,27 @@ def _faint_piece(
     if _elongation(d & (np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS), geo) > FOREIGN_ELONGATION:
         return None
     return d, evidence, centre, edge
+
+
+def _outline(
+    profile: np.ndarray, counts: np.ndarray, body: float, threshold: float, lo: int, hi: int
+) -> bool:
+    """Whether a square's radial ``profile`` (mean deviation from the plate per ring of ``RING_STEP``
+    around the piece's centre, ``counts`` pixels each) is a level face at ``body`` ringed, between
+    rings ``lo`` and ``hi``, by an outline at least ``OUTLINE_K`` thresholds off it (a shadow or a
+    rim), beyond which the plate comes back."""
+    for i in range(max(lo, 1), hi + 1):
+        if not counts[i] or i + 2 >= len(profile):
+            continue
+        depth = profile[i] - body
+        if abs(depth) < OUTLINE_K * threshold:
+            continue
+        face = profile[: max(i - 1, 2)]
+        level = float(np.abs(face - body).max()) <= OUTLINE_FACE_K * threshold
+        back = abs(float(profile[min(i + 2, len(profile) - 1)])) <= 0.5 * abs(float(profile[i]))
+        if level and back:
+            return True
+    return False
 
 
 def _coloured(middle_bgr: np.ndarray, plate_opponent: np.ndarray) -> bool:
