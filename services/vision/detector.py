@@ -121,6 +121,11 @@ NEAR_GAP_PX: Final = 2
 #: stays within OUTLINE_FACE_K thresholds of level (see _outline).
 OUTLINE_K: Final = 2.0
 OUTLINE_FACE_K: Final = 1.0
+#: the first finer look only at squares whose very middle is off the plate by this share of what a
+#: faint body needs.
+FAINT_PREFILTER: Final = 0.5
+#: ...and at squares where at least this share of the piece zone differs at the finer threshold.
+FAINT_MIN_SHARE: Final = 0.05
 FAINT_BODY_K: Final = 1.5
 #: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
 FAINT_EDGE_SHARE: Final = 0.7
@@ -1141,28 +1146,37 @@ def _read_squares(
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = params.piece_min_fill
     evidences, centres_off, edges = _piece_evidence(differs, geo, body_zone)
-    # The second look only where the first saw nothing.
-    nothing = evidences < f0
-    looks = [_FaintLook.at(t, differs, dev[..., 0], nothing, background, geo, body_zone) for t in t_looks]
+    # The second look, only where the first saw nothing: each finer threshold in turn, on the squares
+    # the ones before it left (a faint piece's middle is off the plate at the coarser one; a piece of
+    # the plate's own tone has only its outline).
+    white_from = np.minimum(line_level, plate_grey) + 0.5 * contrast
+    faint: dict[int, tuple[np.ndarray, float, np.ndarray, float]] = {}
+    left = (evidences < f0) & ~background
+    mid_dev = np.median(dev[:, rad <= MIDDLE_MIN_RADIUS, 0], axis=1)
+    for i, t in enumerate(t_looks):
+        rows = left & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * t) if i == 0 else left.copy()
+        look = _FaintLook.at(t, differs, dev[..., 0], rows, geo, body_zone)
+        for k in look.rows.tolist():
+            piece = look.piece(k, dev[k, :, 0], geo, far_zones, f0)
+            if piece is None:
+                continue
+            # Only a white piece, or a black one lighter than the plate (a plate darker than black
+            # pieces), can be that faint: a faint dark middle is the plate between the glows of thick
+            # light lines, and a black piece stands out from any plate lighter than itself. (A piece
+            # seen by its outline alone has no middle off the plate to judge.)
+            tone_grey = _middle_grey(grey[k], piece, geo)
+            body_off = abs(tone_grey - float(plate_grey[k])) > FAINT_BODY_K * float(t[k])
+            if body_off and tone_grey < white_from[k] and tone_grey <= plate_grey[k]:
+                continue
+            faint[k] = piece
+            left[k] = False
     for k in range(9):
         d = differs[k]
         evidence, centre, edge = float(evidences[k]), centres_off[k], float(edges[k])
         most = 1.0  # the highest confidence this square's reading may have
-        for look in looks:
-            faint_piece = look.piece(k, dev[k, :, 0], geo, far_zones, f0)
-            # Only a white piece, or a black one lighter than the plate (a plate darker than black
-            # pieces), can be that faint: a faint dark middle is the plate between the glows of thick
-            # light lines, and a black piece stands out from any plate lighter than itself.
-            white_from = min(float(line_level[k]), float(plate_grey[k])) + 0.5 * float(contrast[k])
-            if faint_piece is not None:
-                tone_grey = _middle_grey(grey[k], faint_piece, geo)
-                faint_body = abs(tone_grey - float(plate_grey[k])) > FAINT_BODY_K * float(look.threshold[k])
-                if faint_body and tone_grey < white_from and tone_grey <= plate_grey[k]:
-                    faint_piece = None
-            if faint_piece is not None:
-                d, evidence, centre, edge = faint_piece
-                most = FAINT_MAX_CONFIDENCE
-                break
+        if k in faint:
+            d, evidence, centre, edge = faint[k]
+            most = FAINT_MAX_CONFIDENCE
         corners_covered = sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones)
         dev_k = dev[k, :, 0]
         rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
@@ -1289,8 +1303,8 @@ def _corner_spreads(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
 
 @dataclass(frozen=True)
 class _FaintLook:
-    """A second look at the squares where the first saw nothing (``rows``), at a finer ``threshold``
-    (9,): their differing pixels and what :func:`_piece_evidence` makes of them."""
+    """A second look at some squares (``rows``) at a finer ``threshold`` (9,): their differing pixels
+    and what :func:`_piece_evidence` makes of them."""
 
     threshold: np.ndarray
     rows: np.ndarray
@@ -1303,14 +1317,14 @@ class _FaintLook:
         threshold: np.ndarray,
         differs: np.ndarray,
         grey_dev: np.ndarray,
-        nothing: np.ndarray,
-        background: np.ndarray,
+        looked_at: np.ndarray,
         geo: _SquareMasks,
         body_zone: np.ndarray,
     ) -> _FaintLook:
         finer = differs | (np.abs(grey_dev) > threshold[:, None])
-        # (Every square that shows nothing: a piece of the plate's tone has no middle off the plate.)
-        rows = np.flatnonzero(nothing & ~background)
+        # (A bare square differs at the plate's texture in a few stray pixels only.)
+        some = (finer & body_zone).mean(axis=1) >= FAINT_MIN_SHARE * body_zone.mean()
+        rows = np.flatnonzero(looked_at & some)
         evidence = _piece_evidence(finer[rows], geo, body_zone) if rows.size else None
         return cls(threshold, rows, finer, evidence)
 
