@@ -1146,30 +1146,12 @@ def _read_squares(
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = params.piece_min_fill
     evidences, centres_off, edges = _piece_evidence(differs, geo, body_zone)
-    # The second look, only where the first saw nothing: each finer threshold in turn, on the squares
-    # the ones before it left (a faint piece's middle is off the plate at the coarser one; a piece of
-    # the plate's own tone has only its outline).
+    # The second look, only where the first saw nothing.
     white_from = np.minimum(line_level, plate_grey) + 0.5 * contrast
-    faint: dict[int, tuple[np.ndarray, float, np.ndarray, float]] = {}
     left = (evidences < f0) & ~background
-    mid_dev = np.median(dev[:, rad <= MIDDLE_MIN_RADIUS, 0], axis=1)
-    for i, t in enumerate(t_looks):
-        rows = left & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * t) if i == 0 else left.copy()
-        look = _FaintLook.at(t, differs, dev[..., 0], rows, geo, body_zone)
-        for k in look.rows.tolist():
-            piece = look.piece(k, dev[k, :, 0], geo, far_zones, f0)
-            if piece is None:
-                continue
-            # Only a white piece, or a black one lighter than the plate (a plate darker than black
-            # pieces), can be that faint: a faint dark middle is the plate between the glows of thick
-            # light lines, and a black piece stands out from any plate lighter than itself. (A piece
-            # seen by its outline alone has no middle off the plate to judge.)
-            tone_grey = _middle_grey(grey[k], piece, geo)
-            body_off = abs(tone_grey - float(plate_grey[k])) > FAINT_BODY_K * float(t[k])
-            if body_off and tone_grey < white_from[k] and tone_grey <= plate_grey[k]:
-                continue
-            faint[k] = piece
-            left[k] = False
+    faint = _faint_pieces(
+        t_looks, differs, dev[..., 0], grey, left, plate_grey, white_from, geo, far_zones, f0
+    )
     for k in range(9):
         d = differs[k]
         evidence, centre, edge = float(evidences[k]), centres_off[k], float(edges[k])
@@ -1177,21 +1159,10 @@ def _read_squares(
         if k in faint:
             d, evidence, centre, edge = faint[k]
             most = FAINT_MAX_CONFIDENCE
-        corners_covered = sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones)
-        dev_k = dev[k, :, 0]
         rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
         middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
-        why = ""
-        if background[k]:
-            why = "background"
-        elif corners_covered >= FOREIGN_CORNERS:
-            why = "reaches-corners"
-        elif evidence >= f0 and _elongation(d & body_zone, geo) > FOREIGN_ELONGATION:
-            why = "elongated"
-        elif evidence >= f0 and edge < PIECE_MIN_RADIUS:
-            why = "small"
-        elif evidence >= f0 and edge >= PIECE_MAX_EDGE and not _round(_body(d, dev_k, middle), geo, centre):
-            why = "too-large"  # it fills the square into a corner: a sheet, a palm, not a piece
+        why = "background" if background[k] else ""
+        why = why or _shape_problem(d, dev[k, :, 0], (evidence, centre, edge), middle, geo, far_zones, f0)
         dark_ref = min(float(line_level[k]), float(plate_grey[k]))
         tone = (float(np.median(grey[k][middle])) - dark_ref) / max(float(contrast[k]), 1e-3)
         if evidence < f0 and not why:
@@ -1207,6 +1178,73 @@ def _read_squares(
         conf = min(most, 0.5 + 0.5 * min(presence, certainty))
         out.append(("black" if tone < 0.5 else "white", conf, evidence, tone, why, float(plate_grey[k])))
     return out
+
+
+def _faint_pieces(
+    thresholds: list[np.ndarray],
+    differs: np.ndarray,
+    grey_dev: np.ndarray,
+    grey: np.ndarray,
+    left: np.ndarray,
+    plate_grey: np.ndarray,
+    white_from: np.ndarray,
+    geo: _SquareMasks,
+    far_zones: list[np.ndarray],
+    f0: float,
+) -> dict[int, tuple[np.ndarray, float, np.ndarray, float]]:
+    """The faint pieces of the squares ``left`` (9,) by the first look: each finer threshold of
+    ``thresholds`` in turn, on the squares the ones before it left (a faint piece's middle is off the
+    plate at the coarser one; a piece of the plate's own tone has only its outline). Returns, per square
+    with one, the piece as :func:`_faint_piece` gives it."""
+    left = left.copy()
+    body_zone = np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS
+    mid_dev = np.median(grey_dev[:, np.hypot(geo.dx, geo.dy) <= MIDDLE_MIN_RADIUS], axis=1)
+    found: dict[int, tuple[np.ndarray, float, np.ndarray, float]] = {}
+    for i, t in enumerate(thresholds):
+        rows = left & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * t) if i == 0 else left
+        look = _FaintLook.at(t, differs, grey_dev, rows, geo, body_zone)
+        for k in look.rows.tolist():
+            piece = look.piece(k, grey_dev[k], geo, far_zones, f0)
+            if piece is None:
+                continue
+            # Only a white piece, or a black one lighter than the plate (a plate darker than black
+            # pieces), can be that faint: a faint dark middle is the plate between the glows of thick
+            # light lines, and a black piece stands out from any plate lighter than itself. (A piece
+            # seen by its outline alone has no middle off the plate to judge.)
+            tone_grey = _middle_grey(grey[k], piece, geo)
+            body_off = abs(tone_grey - float(plate_grey[k])) > FAINT_BODY_K * float(t[k])
+            if body_off and tone_grey < white_from[k] and tone_grey <= plate_grey[k]:
+                continue
+            found[k] = piece
+            left[k] = False
+    return found
+
+
+def _shape_problem(
+    d: np.ndarray,
+    grey_dev: np.ndarray,
+    piece: tuple[float, np.ndarray, float],
+    middle: np.ndarray,
+    geo: _SquareMasks,
+    far_zones: list[np.ndarray],
+    f0: float,
+) -> str:
+    """Why what differs in one square (``d``; ``piece``: its evidence, centre and edge as
+    :func:`_piece_evidence` gives them) is not a piece by its shape, or "": it covers the square's far
+    corners, is elongated (a pen, a finger), too small (a crumb, a highlight alone) or reaches the lines
+    without being round (a sheet, a palm)."""
+    evidence, centre, edge = piece
+    if sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones) >= FOREIGN_CORNERS:
+        return "reaches-corners"
+    if evidence < f0:
+        return ""
+    if _elongation(d & (np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS), geo) > FOREIGN_ELONGATION:
+        return "elongated"
+    if edge < PIECE_MIN_RADIUS:
+        return "small"
+    if edge >= PIECE_MAX_EDGE and not _round(_body(d, grey_dev, middle), geo, centre):
+        return "too-large"  # it fills the square into a corner: a sheet, a palm, not a piece
+    return ""
 
 
 def _combine(
