@@ -1390,10 +1390,11 @@ def _faint_piece(
     levels off the plate (a white piece on a white plate, in a large piece's shadow) seen at the plate's
     texture (``d``, the square's differing pixels at that finer ``threshold``; ``faint``, the
     evidence, centre and edge from them, as :func:`_piece_evidence` gives). It must be all a piece is,
-    and more: a round body of a piece's size, not elongated, not reaching the corners, and a middle
-    that itself differs from the plate by ``FAINT_BODY_K`` thresholds (board texture and the glow of a
-    shadow differ in patches and rims, not in a whole body).
-    Returns (differing pixels, evidence, centre, edge) or None."""
+    and more: a round body of a piece's size, not elongated, not reaching the corners, and either a
+    middle that itself differs from the plate by ``FAINT_BODY_K`` thresholds with a level face and a
+    short edge (:func:`_level_edge`; board texture and the glow of a shadow differ in patches and rims,
+    not in a whole body), or, a piece of the plate's own tone, an outline all round a level face
+    (:func:`_outline`). Returns (differing pixels, evidence, centre, edge) or None."""
     evidence, centre, edge = faint
     if evidence < f0 or not PIECE_MIN_RADIUS <= edge < PIECE_MAX_EDGE:
         return None
@@ -1409,30 +1410,29 @@ def _faint_piece(
         # rim) as a ring all round it (the evidence: every sector of a ring differs) around a level face.
         if not _outline(profile, counts, body, threshold, lo, hi):
             return None
-        if sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones) >= FOREIGN_CORNERS:
-            return None
-        if _elongation(d & (np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS), geo) > FOREIGN_ELONGATION:
-            return None
-        return d, evidence, centre, edge
-    # An edge: the body's level falls to the plate's within a short step somewhere between the smallest
-    # piece's radius and the largest's; the glow of thick light lines fades over a whole square instead.
+    elif not _level_edge(profile, counts, body, lo, hi):
+        return None
+    if _shape_problem(d, grey_dev, faint, middle, geo, far_zones, f0):
+        return None
+    return d, evidence, centre, edge
+
+
+def _level_edge(profile: np.ndarray, counts: np.ndarray, body: float, lo: int, hi: int) -> bool:
+    """Whether a square's radial ``profile`` (as :func:`_outline` takes it) falls from a level face at
+    ``body`` to the plate within a short step, somewhere between rings ``lo`` and ``hi`` (the smallest
+    piece's radius and the largest's): the level falls by ``FAINT_EDGE_SHARE`` of the body within two
+    rings, and the face before it varies by at most ``FAINT_PLATEAU`` of it. The glow of thick light
+    lines fades over a whole square instead, and falls all the way."""
     falls = [
         (profile[i - 1] - profile[i + 1]) * math.copysign(1.0, body)
         for i in range(max(lo, 1), hi + 1)
         if counts[i - 1] and counts[i + 1]
     ]
     if not falls or max(falls) < FAINT_EDGE_SHARE * abs(body):
-        return None
-    # ...from a level body: a piece's face is flat up to its edge, a glow's falls all the way.
+        return False
     step = max(lo, 1) + int(np.argmax(falls))
     face = profile[: max(step - 1, 2)]
-    if float(face.max() - face.min()) > FAINT_PLATEAU * abs(body):
-        return None
-    if sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones) >= FOREIGN_CORNERS:
-        return None
-    if _elongation(d & (np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS), geo) > FOREIGN_ELONGATION:
-        return None
-    return d, evidence, centre, edge
+    return float(face.max() - face.min()) <= FAINT_PLATEAU * abs(body)
 
 
 def _outline(
