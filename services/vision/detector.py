@@ -2191,9 +2191,7 @@ def _verify_grid(
     # ridge the line makes between them and the plate: the line's strength against its near sides
     # too (just beyond its own half width, as all the window's lines show it).
     typical_prof = np.median(profiles[:, 1 : GRID_SQUARES + 2].reshape(-1, offsets.size), axis=0)
-    grad = np.diff(typical_prof)
-    half_px = (reach + int(np.argmin(grad[reach:])) - int(np.argmax(grad[:reach]))) / 2.0
-    near = min(reach, math.ceil(half_px) + NEAR_GAP_PX)
+    near = min(reach, math.ceil(_half_width_px(typical_prof, reach)) + NEAR_GAP_PX)
     peaks = profiles[..., reach - 1 : reach + 2].max(axis=2)
     near_strength = peaks - np.maximum(profiles[..., reach - near], profiles[..., reach + near])
     strength = np.maximum(strength, near_strength)
@@ -2225,15 +2223,20 @@ def _verify_grid(
         shift = np.array([[1.0, 0.0, -shifts[0]], [0.0, 1.0, -shifts[1]], [0.0, 0.0, 1.0]])
         h = shift @ h
     chosen = [profiles[d, 1 + shifts[d] : 1 + shifts[d] + GRID_SQUARES + 1] for d in range(2)]
-    prof = np.median(np.concatenate(chosen), axis=0)
-    grad = np.diff(prof)  # grad[i] between offsets i and i + 1
-    left = int(np.argmax(grad[:reach]))  # the rise into the line
-    right = reach + int(np.argmin(grad[reach:]))  # the fall out of it
-    half_width = (right - left) / 2.0 / s
+    half_width = _half_width_px(np.median(np.concatenate(chosen), axis=0), reach) / s
     half_width = float(min(MAX_HALF_WIDTH, max(MIN_HALF_WIDTH, half_width)))
     # How much the window looks like a grid, each way.
     clear = min(_window_clarity(strength[d], shifts[d]) for d in range(2))
     return h, polarity, half_width, clear
+
+
+def _half_width_px(prof: np.ndarray, reach: int) -> float:
+    """Half the width, in pixels, of the line whose cross profile ``prof`` (the line standing out
+    upwards) is centred at index ``reach``: from the steepest rise into it to the steepest fall out."""
+    grad = np.diff(prof)  # grad[i] between offsets i and i + 1
+    left = int(np.argmax(grad[:reach]))
+    right = reach + int(np.argmin(grad[reach:]))
+    return (right - left) / 2.0
 
 
 def _strip_plate(view: np.ndarray, s: int, reach: int, d: int, index: int) -> float:
