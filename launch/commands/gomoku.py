@@ -19,7 +19,7 @@ from engine.gomoku.board import GomokuBoard, Square
 from engine.gomoku.player import DEFAULT_LEVEL, LEVELS, GomokuPlayer
 from engine.gomoku.rules import BLACK, DEFAULT_SIZE, MAX_SIZE, MIN_SIZE, WHITE, Color, GomokuError, Rule
 from engine.gomoku.threats import ThreatSearch, ThreatTimeout
-from launch.terminal import EndOfInput, announce_result, ask
+from launch.terminal import EndOfInput, announce_result, ask, play_games
 
 _COLUMNS: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
 _SIDE_WORDS: Final[dict[str, Color]] = {
@@ -39,7 +39,6 @@ _QUIT: Final = frozenset({"q", "quit", "exit"})
 _EVAL: Final = frozenset({"?", "e", "eval"})
 _HELP: Final = frozenset({"h", "help"})
 _UNDO: Final = frozenset({"u", "undo", "takeback"})
-_YES: Final = frozenset({"y", "yes"})
 #: Seconds the engine's view (``?``) may spend on each side's VCF.
 _VIEW_SECONDS: Final = 0.5
 
@@ -204,16 +203,13 @@ def play_session(
 ) -> int:
     """The whole terminal session: ask what was not given, play games until the person stops. Returns 0."""
     out.write(f"sanzi gomoku: five in a row on {size} x {size} against the engine.\n{_HELP_TEXT}\n")
-    score = {"you": 0, "engine": 0, "draws": 0}
     try:
         person = side if side is not None else ask_side(inp, out)
-        while True:
-            result = play_game(inp, out, person=person, level=level, size=size, rule=rule, seconds=seconds)
-            key = "draws" if result is None else "you" if result == person else "engine"
-            score[key] += 1
-            out.write(f"Score: you {score['you']}, engine {score['engine']}, draws {score['draws']}.\n")
-            if once or ask(inp, out, "Play again? [y/N] ").lower() not in _YES:
-                break
+
+        def one() -> Color | None:
+            return play_game(inp, out, person=person, level=level, size=size, rule=rule, seconds=seconds)
+
+        play_games(inp, out, person, one, once=once)
     except EndOfInput:
         pass
     out.write("Bye.\n")

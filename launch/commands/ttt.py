@@ -26,7 +26,7 @@ from engine import (
     square_from_number,
     square_number,
 )
-from launch.terminal import EndOfInput, announce_result, ask
+from launch.terminal import EndOfInput, announce_result, ask, play_games
 
 _SIDE_WORDS: Final[dict[str, Player]] = {
     "x": "X",
@@ -43,7 +43,6 @@ _SIDE_WORDS: Final[dict[str, Player]] = {
 _QUIT: Final = frozenset({"q", "quit", "exit"})
 _EVAL: Final = frozenset({"?", "e", "eval", "evaluation"})
 _HELP: Final = frozenset({"h", "help"})
-_YES: Final = frozenset({"y", "yes"})
 
 _KEYPAD: Final = Board().pretty(numbers=True)
 
@@ -185,19 +184,16 @@ def play_session(
     generator = rng if rng is not None else random.Random()
     out.write("sanzi ttt: tic-tac-toe against the engine. Squares are numbered like a phone keypad:\n")
     out.write(_KEYPAD + "\n\n")
-    score = {"you": 0, "engine": 0, "draws": 0}
     try:
         person = side if side is not None else ask_side(inp, out)
         chosen_level = level if level is not None else ask_level(inp, out)
-        while True:
-            result = play_game(
+
+        def one() -> Player | None:
+            return play_game(
                 inp, out, person=person, level=chosen_level, rng=generator, first_square=first_square
             )
-            key = "draws" if result is None else "you" if result == person else "engine"
-            score[key] += 1
-            out.write(f"Score: you {score['you']}, engine {score['engine']}, draws {score['draws']}.\n")
-            if once or ask(inp, out, "Play again? [y/N] ").lower() not in _YES:
-                break
+
+        play_games(inp, out, person, one, once=once)
     except EndOfInput:
         pass
     out.write("Bye.\n")
