@@ -234,6 +234,13 @@ COMB_MAX_PITCH_FRAC: Final = 0.22
 COMB_PITCH_STEP: Final = 0.5
 #: the projections' high-pass: a running mean this many (reduced) pixels wide is taken off.
 COMB_HIGHPASS: Final = 9
+#: a line stands out of both its sides this many (reduced) pixels away, for one of these: half a line's
+#: width and a little more, thin lines to thick.
+COMB_RIDGE_REACH: Final = (1, 2, 3)
+#: the comb's likeliest grids checked on the lines, at most this many of each kind of evidence; the
+#: checking stops at a grid whose lines are seen this well.
+COMB_CANDIDATES: Final = 4
+COMB_SURE_SEEN: Final = 0.95
 #: the comb search runs when the cells gave fewer than this many squares; its grid is taken when this
 #: share of the line segments is seen where it puts them.
 COMB_BELOW_CELLS: Final = 6
@@ -1905,7 +1912,12 @@ def _best_candidate(
         # The mask a lattice came from does not prove the polarity (the squares' insides can stand in
         # for cells); with fewer than nine cells (pieces dent them) the window may be a square off; and
         # the cells' size says little of the lines' width when pieces dent them. The lines tell.
-        h, polarity, half_width, clear = _verify_grid(im, h, pitch, p, may_shift=cells < GRID_SQUARES**2)
+        checked = _verify_grid(im, h, pitch, p, may_shift=cells < GRID_SQUARES**2)
+        if cells == 0 and checked[3] < COMB_MIN_CLEAR:
+            # The comb places the lines to a pixel or two of its reduced image, which can be too far
+            # to check them: brought onto them, it is checked again.
+            checked = _verify_grid(im, _onto_lines(im, h, pitch, p), pitch, p, may_shift=True)
+        h, polarity, half_width, clear = checked
         if cells == 0 and clear < COMB_MIN_CLEAR:
             continue  # the comb found something straight and periodic, not a grid
         sign = 1 if polarity == "light-lines" else -1
@@ -1918,12 +1930,26 @@ def _best_candidate(
                 break
             h, seen = fit.h, fit.seen
         # The comb's grid replaces the cells' only when its lines are clearly better seen.
-        margin = COMB_SEEN_MARGIN if cells == 0 else 0.0
+        margin = COMB_SEEN_MARGIN if cells == 0 and best is not None and best[4] > 0 else 0.0
         if best is None or seen > best[0] + margin:
             best = (seen, h, polarity, half_width, cells, pitch)
+        if cells == 0 and best[4] == 0 and best[0] >= COMB_SURE_SEEN:
+            break  # the comb's other guesses are likelier wrong than better
     if best is None or (best[4] == 0 and best[0] < COMB_MIN_SEEN):
         return None
     return best
+
+
+def _onto_lines(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> np.ndarray:
+    """``h`` corrected onto the grid lines near where it puts them (:func:`_fit_lines`, at the polarity
+    seen there and a typical line width), or ``h`` itself when they are not found."""
+    sign = 1 if _polarity_at(im, h, pitch, p) == "light-lines" else -1
+    for _ in range(REFINE_PASSES):
+        fit = _fit_lines(im.gray, h, pitch, sign, DEFAULT_HALF_WIDTH, p)
+        if fit is None:
+            break
+        h = fit.h
+    return h
 
 
 def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -> Detection:
@@ -1939,16 +1965,13 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         lat = found[0]
         candidates.append((_fit_homography(lat), lat.pitch, len(lat.centers)))
     if found is None or len(found[0].centers) < COMB_BELOW_CELLS:
-        comb = _comb_search(im, p)
-        if comb is not None:
-            candidates.append((comb[0], comb[1], 0))
+        candidates += [(h, pitch, 0) for h, pitch in _comb_search(im, p)]
     best = _best_candidate(im, candidates, p)
     if best is None and prior is None and im.scale != 1.0:
         # Lines a pixel wide vanish at half resolution, where the comb looked: look again at full size.
         # Only while no board is known (a tracked board has its prior): it costs a few tens of ms.
-        comb = _comb_search(replace(im, small=im.gray, scale=1.0), p)
-        if comb is not None:
-            best = _best_candidate(im, [(comb[0], comb[1], 0)], p)
+        full = _comb_search(replace(im, small=im.gray, scale=1.0), p)
+        best = _best_candidate(im, [(h, pitch, 0) for h, pitch in full], p)
     if best is None:
         if prior is None:
             return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
@@ -1966,17 +1989,9 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
     )
 
 
-def _comb_search(im: _Image, params: DetectorParams) -> tuple[np.ndarray, float] | None:
-    """A second way to find the grid, for boards whose cells pieces break up (large pieces touching
-    thin lines, a full board): the grid is four long, evenly spaced parallel lines each way.
-
-    The dominant straight-edge orientation (gradient directions, modulo 90 degrees) gives candidate
-    angles; at each, the line masks of both polarities are projected on the board's two axes, and the
-    comb of four equally spaced, narrow peaks with the same pitch on both axes is the grid. Pieces
-    project as broad bumps, which a high-pass of the projections removes. Returns the image -> canonical
-    homography and the pitch in image pixels (checked afterwards on the lines by the caller), or None.
-    """
-    img = im.small
+def _comb_angles(img: np.ndarray) -> list[float]:
+    """The board's likeliest angles in ``img`` (degrees, counter-clockwise as seen, in (-45, 45]): the
+    dominant straight-edge orientations, gradient directions taken modulo 90 degrees."""
     gx = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)
     mag = gx * gx + gy * gy
@@ -1986,7 +2001,7 @@ def _comb_search(im: _Image, params: DetectorParams) -> tuple[np.ndarray, float]
         np.round(ang[strong] + 45.0).astype(np.int64) % 90, weights=np.sqrt(mag[strong]), minlength=90
     )
     hist = np.convolve(np.concatenate([hist[-2:], hist, hist[:2]]), np.ones(5), mode="valid")
-    angles = []
+    angles: list[float] = []
     for i in np.argsort(hist)[::-1]:
         # Gradient directions are measured with y down; the board's angle is counter-clockwise as seen.
         a = _wrap90(45.0 - float(i))
@@ -1994,60 +2009,119 @@ def _comb_search(im: _Image, params: DetectorParams) -> tuple[np.ndarray, float]
             angles.append(a)
         if len(angles) == COMB_ANGLES:
             break
-    short = min(img.shape)
+    return angles
+
+
+def _ridges(view: np.ndarray, axis: int) -> np.ndarray:
+    """How far each pixel of ``view`` stands above both its neighbours ``d`` pixels away along ``axis``,
+    for the best ``d`` of ``COMB_RIDGE_REACH`` (0 where it does not): a thin line across ``axis``
+    answers, a step edge (a piece's or the plate's border) does not, since one of its sides is as high
+    as the edge itself."""
+    out = np.zeros_like(view)
+    n = view.shape[axis]
+    for d in COMB_RIDGE_REACH:
+        if n <= 2 * d:
+            break
+        mid = [slice(None)] * 2
+        lo, hi = list(mid), list(mid)
+        mid[axis], lo[axis], hi[axis] = slice(d, n - d), slice(0, n - 2 * d), slice(2 * d, n)
+        rise = view[tuple(mid)] - np.maximum(view[tuple(lo)], view[tuple(hi)])
+        np.maximum(out[tuple(mid)], rise, out=out[tuple(mid)])
+    return out
+
+
+def _comb_teeth(profile: np.ndarray, pitch: float) -> tuple[float, int]:
+    """The best comb of four teeth ``pitch`` apart on ``profile``: its score (all four teeth, the weakest
+    counting most: a comb is not one strong line) and where its first tooth stands."""
+    n = profile.size - int(3 * pitch) - 1
+    if n <= 0:
+        return 0.0, 0
+    idx = np.arange(n)[:, None] + np.round(np.arange(4) * pitch).astype(np.int64)[None, :]
+    teeth = profile[idx]  # (n, 4)
+    score = teeth.sum(axis=1) + 2.0 * teeth.min(axis=1)
+    k = int(np.argmax(score))
+    return float(score[k]), k
+
+
+def _comb_profiles(evidence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The evidence of a turned view summed down its columns (the vertical lines) and along its rows
+    (the horizontal ones), each high-passed: lines are narrow peaks there, pieces and shadows broad
+    bumps that the running mean takes off."""
+    out = []
+    for prof in (evidence.sum(axis=0, dtype=np.float32), evidence.sum(axis=1, dtype=np.float32)):
+        base = np.convolve(prof, np.ones(COMB_HIGHPASS) / COMB_HIGHPASS, mode="same")
+        peak = np.convolve(prof, np.ones(3) / 3.0, mode="same")
+        out.append(np.maximum(peak - base, 0.0))
+    return out[0], out[1]
+
+
+def _combs(
+    profiles: tuple[np.ndarray, np.ndarray], pitches: np.ndarray
+) -> list[tuple[float, int, int, float]]:
+    """The best comb on both profiles (see :func:`_comb_teeth`) and the combs of the pitches next to its
+    own (the pitch is tried in coarse steps, and a step off can leave the far lines off theirs):
+    (score, first vertical line, first horizontal line, pitch) each, the best first."""
+    combs = []
+    for pitch in pitches:
+        (sx, x0), (sy, y0) = _comb_teeth(profiles[0], pitch), _comb_teeth(profiles[1], pitch)
+        combs.append((sx + sy, x0, y0, float(pitch)))
+    k = max(range(len(combs)), key=lambda i: combs[i][0])
+    near = [combs[i] for i in (k - 1, k + 1) if 0 <= i < len(combs)]
+    return [combs[k], *sorted(near, key=lambda c: -c[0])]
+
+
+def _comb_search(im: _Image, params: DetectorParams) -> list[tuple[np.ndarray, float]]:
+    """A second way to find the grid, for boards whose cells pieces break up (large pieces touching
+    thin lines, a full board): the grid is four long, evenly spaced parallel lines each way.
+
+    At each of the likeliest angles (:func:`_comb_angles`) the image is turned so that the board's axes
+    are the view's. Two kinds of evidence are summed along each axis, for either polarity: the line
+    mask (pixels beyond the local mean by the line threshold, as the cells are found in), and the ridges
+    (:func:`_ridges`: pixels standing out of both their sides, where the lines answer and the edges of
+    pieces, plate and table do not). The comb of four equally spaced peaks with the same pitch on both
+    axes is the grid. Returns the grids found, the likeliest first (interleaving the two kinds of
+    evidence, whose scores are not comparable), each as the image -> canonical homography and the pitch
+    in image pixels, for the caller to check on the lines.
+    """
+    img = im.small
+    hgt, wid = img.shape
+    short = min(hgt, wid)
+    side = math.ceil(math.hypot(hgt, wid))  # the turned view holds the whole image
+    pitches = np.arange(COMB_MIN_PITCH_FRAC * short, COMB_MAX_PITCH_FRAC * short, COMB_PITCH_STEP)
     win = _odd(params.window_frac * short)
-    mean = cv2.blur(img, (win, win))
     c = max(params.line_noise_k * im.sigma, params.line_min_frac * im.spread)
-    ys, xs = np.mgrid[0 : img.shape[0], 0 : img.shape[1]]
-    p_lo = COMB_MIN_PITCH_FRAC * short
-    p_hi = COMB_MAX_PITCH_FRAC * short
-    best: tuple[float, float, float, float, float] | None = None  # score, angle, u0, v0, pitch
-    for diff in (cv2.subtract(mean, img), cv2.subtract(img, mean)):
-        on = diff > c
-        x, y = xs[on].astype(np.float32), ys[on].astype(np.float32)
-        for a in angles:
-            # Image y points down; the board's x axis is (cos a, -sin a), its y axis (sin a, cos a).
-            r = math.radians(a)
-            u = x * math.cos(r) - y * math.sin(r)
-            v = x * math.sin(r) + y * math.cos(r)
-            profiles = []
-            for w in (u, v):
-                lo = float(w.min()) if w.size else 0.0
-                hist_w = np.bincount(np.round(w - lo).astype(np.int64)) if w.size else np.zeros(1)
-                hist_w = np.pad(hist_w.astype(np.float32), (0, max(0, COMB_HIGHPASS - hist_w.size)))
-                base = np.convolve(hist_w, np.ones(COMB_HIGHPASS) / COMB_HIGHPASS, mode="same")
-                peak = np.convolve(hist_w, np.ones(3) / 3.0, mode="same")
-                profiles.append((np.maximum(peak - base, 0.0), lo))
-            for pitch in np.arange(p_lo, p_hi, COMB_PITCH_STEP):
-                score, starts = 0.0, []
-                for prof, lo in profiles:
-                    n = prof.size - int(3 * pitch) - 1
-                    if n <= 0:
-                        break
-                    idx = np.arange(n)[:, None] + np.round(np.arange(4) * pitch).astype(np.int64)[None, :]
-                    teeth = prof[idx]  # (n, 4)
-                    # All four teeth: the weakest counts most (a comb is not one strong line).
-                    s = teeth.sum(axis=1) + 2.0 * teeth.min(axis=1)
-                    k = int(np.argmax(s))
-                    score += float(s[k])
-                    starts.append(lo + k)
-                if len(starts) == 2 and (best is None or score > best[0]):
-                    best = (score, a, starts[0], starts[1], float(pitch))
-    if best is None:
-        return None
-    _score, a, u0, v0, pitch = best
-    r = math.radians(a)
-    s = 1.0 / pitch
-    # canonical = ((u - u0) / pitch, (v - v0) / pitch), in the reduced image's pixels.
-    h_small = np.array(
-        [
-            [math.cos(r) * s, -math.sin(r) * s, -u0 * s],
-            [math.sin(r) * s, math.cos(r) * s, -v0 * s],
-            [0.0, 0.0, 1.0],
-        ]
-    )
+    ranked: dict[str, list[tuple[float, np.ndarray, float]]] = {"mask": [], "ridge": []}
     to_small = np.diag([im.scale, im.scale, 1.0])
-    return h_small @ to_small, pitch / im.scale
+    for angle in _comb_angles(img):
+        # Turning the image by -angle brings the board's x axis (cos a, -sin a) onto the view's x axis.
+        turn = cv2.getRotationMatrix2D((wid / 2.0, hgt / 2.0), -angle, 1.0)
+        turn[:, 2] += ((side - wid) / 2.0, (side - hgt) / 2.0)
+        view = cv2.warpAffine(
+            img, turn, (side, side), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        )
+        to_view = np.vstack([turn, (0.0, 0.0, 1.0)]) @ to_small
+        mean = cv2.blur(view, (win, win))
+        signed = view.astype(np.float32)
+        for diff, sign in ((cv2.subtract(mean, view), -1.0), (cv2.subtract(view, mean), 1.0)):
+            ridges = sign * signed
+            evidence = {
+                "mask": _comb_profiles(diff > c),
+                # Ridges across x for the vertical lines, across y for the horizontal ones.
+                "ridge": (_comb_profiles(_ridges(ridges, 1))[0], _comb_profiles(_ridges(ridges, 0))[1]),
+            }
+            for kind, profiles in evidence.items():
+                for score, x0, y0, pitch in _combs(profiles, pitches):
+                    # canonical = ((x - x0) / pitch, (y - y0) / pitch) in the turned view.
+                    to_canon = np.array(
+                        [[1.0 / pitch, 0.0, -x0 / pitch], [0.0, 1.0 / pitch, -y0 / pitch], [0.0, 0.0, 1.0]]
+                    )
+                    ranked[kind].append((score, to_canon @ to_view, pitch / im.scale))
+    out: list[tuple[np.ndarray, float]] = []
+    for kind in ranked:
+        ranked[kind].sort(key=lambda t: -t[0])
+    for pair in zip(*(r[:COMB_CANDIDATES] for r in ranked.values()), strict=False):
+        out += [(h, pitch) for _score, h, pitch in pair]
+    return out
 
 
 def track(
