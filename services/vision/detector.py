@@ -975,9 +975,10 @@ def _line_contrast(
 
 
 @lru_cache(maxsize=64)
-def _square_masks(s: int, half_width: float, margin: float) -> _SquareMasks:
-    """The geometry of one square of ``s`` canonical pixels whose lines are ``half_width`` wide and whose
-    inside keeps ``margin`` from them (both in pitches; see :class:`_SquareMasks`)."""
+def _square_masks(s: int, m: int, half_width: float, margin: float) -> _SquareMasks:
+    """The geometry of one square of ``s`` canonical pixels (in a view with ``m`` pixels of margin)
+    whose lines are ``half_width`` wide and whose inside keeps ``margin`` from them (both in pitches;
+    see :class:`_SquareMasks`). It depends on these sizes alone, so every frame at them shares it."""
     # Pixel (0, 0) of a square lies on its top-left line crossing: canonical pixel centres are integers.
     yy, xx = np.mgrid[0:s, 0:s].astype(np.float32)
     dx = xx / s - 0.5
@@ -998,14 +999,53 @@ def _square_masks(s: int, half_width: float, margin: float) -> _SquareMasks:
     if corner.sum() >= 2 * MIN_CORNER_PIXELS:
         corner &= cheb_i <= float(np.median(cheb_i[corner]))
     quadrant = (dx[inside] > 0).astype(np.int64) + 2 * (dy[inside] > 0).astype(np.int64)
-    return _SquareMasks(*_read_only(inside, dx[inside], dy[inside], corner, quadrant), inside_half)
+    dx_i, dy_i = dx[inside], dy[inside]
+    # Each quadrant's corner pixels, padded to one length (``corner_valid`` says which are real).
+    quads = [np.flatnonzero(corner & (quadrant == q)) for q in range(4)]
+    quads = [q for q in quads if q.size]
+    longest = max(q.size for q in quads)
+    corner_index = np.array([np.pad(q, (0, longest - q.size), mode="edge") for q in quads])
+    corner_valid = np.arange(longest)[None, :] < np.array([q.size for q in quads])[:, None]
+    # Where each square's corner levels are measured, as _plate_surface takes them: square by square
+    # within each quadrant.
+    offsets = np.array([[dx_i[q].mean(), dy_i[q].mean()] for q in quads], dtype=np.float32)
+    corner_pos = np.concatenate([SQUARE_CENTRES + off for off in offsets])
+    pixel_pos = (SQUARE_CENTRES[:, None, :] + np.stack([dx_i, dy_i], axis=1)[None, :, :]).reshape(-1, 2)
+    rad_i = np.hypot(dx_i, dy_i)
+    far = corner & (rad_i >= FOREIGN_CORNER_RADIUS)
+    far_zones = [zone for zone in (far & (quadrant == q) for q in range(4)) if zone.any()]
+    # Where a piece's middle can lie at all (centroid clipped to MAX_PIECE_OFFSET each way), with room.
+    core = np.flatnonzero(rad_i <= math.hypot(MAX_PIECE_OFFSET, MAX_PIECE_OFFSET) + MIDDLE_RADIUS + 0.01)
+    row, col = np.divmod(np.arange(9), 3)
+    ys, xs = np.nonzero(inside)
+    size = GRID_SQUARES * s + 2 * m
+    pixels = (m + row[:, None] * s + ys[None, :]) * size + (m + col[:, None] * s + xs[None, :])
+    return _SquareMasks(
+        *_read_only(inside, dx_i, dy_i, corner, quadrant),
+        inside_half,
+        *_read_only(
+            pixels,
+            rad_i,
+            rad_i <= PIECE_MAX_RADIUS,
+            rad_i <= MIDDLE_MIN_RADIUS,
+            np.flatnonzero(corner),
+            corner_index,
+            corner_valid,
+            _plate_design(corner_pos),
+            _plate_design(pixel_pos),
+            np.stack(far_zones, axis=1).astype(np.float64) if far_zones else np.zeros((rad_i.size, 0)),
+            np.array([z.sum() for z in far_zones], dtype=np.int64),
+            core,
+        ),
+    )
 
 
 @dataclass(frozen=True)
 class _SquareMasks:
     """One square's inside (everything within a margin of its lines), and over the inside's pixels:
     their offsets from the centre in pitches, which are the square's plate corners, and the quadrant
-    (0..3) each pixel lies in."""
+    (0..3) each pixel lies in. The rest is derived from those once, so that each frame reads all nine
+    squares with a few array operations."""
 
     inside: np.ndarray
     dx: np.ndarray
@@ -1013,19 +1053,68 @@ class _SquareMasks:
     corner: np.ndarray
     quadrant: np.ndarray
     inside_half: float
+    #: (9, P) each square's inside pixels as flat indices into the canonical view (row by row).
+    pixels: np.ndarray
+    #: (P,) distance from the centre (pitches); where a piece's body may lie; the very middle.
+    rad: np.ndarray
+    body_zone: np.ndarray
+    very_middle: np.ndarray
+    #: indices of the corner pixels.
+    corner_at: np.ndarray
+    #: (Q, K) the corner pixels of each quadrant that has some, padded with repeats; which are real.
+    corner_index: np.ndarray
+    corner_valid: np.ndarray
+    #: the plate surface's design matrices (see _plate_design) at the corners' mean positions (Q * 9,
+    #: quadrant by quadrant) and at every inside pixel (9 * P, square by square).
+    corner_design: np.ndarray
+    pixel_design: np.ndarray
+    #: (P, F) the far corners (see FOREIGN_CORNER_RADIUS), one 0/1 column each, and their sizes (F,).
+    far_zones: np.ndarray
+    far_sizes: np.ndarray
+    #: indices of the pixels a piece's middle can reach (MIDDLE_RADIUS around a centroid off by at
+    #: most MAX_PIECE_OFFSET each way).
+    core: np.ndarray
 
 
-def _plate_surface(values: np.ndarray, where: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _masked_medians(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``np.median(values[k][mask[k]], axis=0)`` for every row ``k`` of ``values`` ((N, P) or (N, P, C);
+    ``mask`` (N, P)) at once, NaN for a row with nothing in it: the same numbers (the middle value, or
+    the mean of the middle two), without a call per row. The masked-out values sort last as NaN."""
+    where = mask if values.ndim == 2 else mask[..., None]
+    v = np.where(where, values, np.nan)
+    v.sort(axis=1)
+    count = np.count_nonzero(mask, axis=1)
+    shape = (-1, 1) + (1,) * (values.ndim - 2)
+    lo = (np.maximum(count - 1, 0) // 2).reshape(shape)
+    hi = (count // 2).reshape(shape)
+    return ((np.take_along_axis(v, lo, 1) + np.take_along_axis(v, hi, 1)) / 2)[:, 0]
+
+
+def _corner_medians(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
+    """The median of ``values`` ((9, P, C), over each square's inside) in each corner of each square:
+    (Q, 9, C), quadrant by quadrant, as ``np.median`` gives them."""
+    z = values[:, geo.corner_index]  # (9, Q, K, C)
+    z = np.where(geo.corner_valid[None, :, :, None], z, np.nan)
+    z.sort(axis=2)
+    count = geo.corner_valid.sum(axis=1)
+    q = np.arange(len(count))
+    lo, hi = (count - 1) // 2, count // 2
+    return ((z[:, q, lo] + z[:, q, hi]) / 2).swapaxes(0, 1)
+
+
+def _plate_design(p: np.ndarray) -> np.ndarray:
+    """The plate surface's terms (a quadratic in the canonical coordinates about the board's centre) at
+    the points ``p`` (N, 2): (N, 6)."""
+    x, y = p[:, 0] - 1.5, p[:, 1] - 1.5
+    return np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
+
+
+def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The board's plate as a smooth surface: a quadratic in the canonical coordinates fitted robustly to
-    ``values`` (N, C) measured at ``where`` (N, 2) (the squares' corners, which no piece covers), then
-    evaluated at ``at`` (M, 2). Corners that something else covers (a shadow, a hand, a sheet) stray from
-    the others and are dropped. Returns the surface at ``at`` (M, C) and at ``where`` (N, C)."""
-
-    def design(p: np.ndarray) -> np.ndarray:
-        x, y = p[:, 0] - 1.5, p[:, 1] - 1.5
-        return np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
-
-    a = design(where)
+    ``values`` (N, C) measured at the points whose :func:`_plate_design` is ``a`` (the squares' corners,
+    which no piece covers), then evaluated at the points whose design is ``at`` (M, 6). Corners that
+    something else covers (a shadow, a hand, a sheet) stray from the others and are dropped. Returns
+    the surface at ``at`` (M, C) and at the corners (N, C)."""
     keep = np.ones(len(values), bool)
     coef = np.zeros((a.shape[1], values.shape[1]))
     for _ in range(PLATE_FIT_PASSES):
@@ -1036,7 +1125,7 @@ def _plate_surface(values: np.ndarray, where: np.ndarray, at: np.ndarray) -> tup
         if new_keep.sum() < PLATE_MIN_CORNERS or (new_keep == keep).all():
             break
         keep = new_keep
-    return design(at) @ coef, a @ coef
+    return at @ coef, a @ coef
 
 
 def _read_squares(
@@ -1066,38 +1155,27 @@ def _read_squares(
     s, m = canon.px, canon.margin
     # Clear of the lines' blur: a margin of a few image pixels at least.
     margin = max(params.ring_margin, MARGIN_MIN_PX / max(pitch_px, 1.0))
-    geo = _square_masks(s, round(half_width, 3), round(margin, 3))
-    grey = _squares_of(canon.img, s, m)[:, geo.inside]  # (9, P): the inside of each square
+    geo = _square_masks(s, m, round(half_width, 3), round(margin, 3))
+    grey = canon.img.ravel()[geo.pixels]  # (9, P): the inside of each square
     chans = [grey]
     colour_px = None
     if canon.colour is not None:
-        colour = colour_px = _squares_of(canon.colour, s, m)[:, geo.inside]
+        colour = colour_px = canon.colour.reshape(-1, 3)[geo.pixels]
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
         chans += [colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]]
     data = np.stack(chans, axis=-1)  # (9, P, C)
     n_ch = data.shape[-1]
-    centres = SQUARE_CENTRES
     # Each square's four corner medians, then one surface through all of them.
-    corner_vals, corner_pos = [], []
-    for q in range(4):
-        sel = geo.corner & (geo.quadrant == q)
-        if not sel.any():
-            continue
-        corner_vals.append(np.median(data[:, sel, :], axis=1))  # (9, C)
-        off = np.array([geo.dx[sel].mean(), geo.dy[sel].mean()])
-        corner_pos.append(centres + off)
-    vals = np.concatenate(corner_vals)
-    pos = np.concatenate(corner_pos)
-    pix = (centres[:, None, :] + np.stack([geo.dx, geo.dy], axis=1)[None, :, :]).reshape(-1, 2)
-    plate_px, plate_corners = _plate_surface(vals, pos, pix)
+    vals = _corner_medians(data, geo).reshape(-1, n_ch)
+    plate_px, plate_corners = _plate_surface(vals, geo.corner_design, geo.pixel_design)
     # The surface gives the plate's shape; each square's own corners its level (median of four: one
     # corner in a shadow does not move it), so a square lit or clipped unlike the surface stays bare.
-    n_q = len(corner_vals)
+    n_q = len(geo.corner_index)
     own = np.median((vals - plate_corners).reshape(n_q, 9, n_ch), axis=0)  # (9, C)
     plate = plate_px.reshape(9, -1, n_ch) + own[:, None, :]
     dev = data - plate  # (9, P, C)
     # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board.
-    corner_dev = dev[:, geo.corner, :]
+    corner_dev = dev[:, geo.corner_at, :]
     # (Never below the image's own noise: the corners are small where the lines are thick.)
     vary = max(MAD_TO_SIGMA * float(np.median(np.abs(corner_dev[..., 0]))), noise)
     # ...and how much it varies within one corner, around that corner's own level: the plate's texture
@@ -1329,14 +1407,11 @@ def _piece_evidence(
 
 def _corner_spreads(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
     """Absolute deviations of ``values`` ((9, P), one per pixel of each square's inside) in the corners
-    of each square, each from its own corner's median: (9, corner pixels)."""
-    spreads = []
-    for q in range(4):
-        sel = geo.corner & (geo.quadrant == q)
-        if sel.any():
-            z = values[:, sel]
-            spreads.append(np.abs(z - np.median(z, axis=1, keepdims=True)))
-    return np.concatenate(spreads, axis=1)
+    of each square, each from its own corner's median: (corner pixels of the nine squares,) in no
+    particular order."""
+    z = values[:, geo.corner_index]  # (9, Q, K)
+    medians = _corner_medians(values[..., None], geo)[..., 0].T  # (9, Q)
+    return np.abs(z - medians[..., None])[:, geo.corner_valid]
 
 
 @dataclass(frozen=True)
