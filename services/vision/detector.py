@@ -1011,7 +1011,6 @@ def _square_masks(s: int, m: int, half_width: float, margin: float) -> _SquareMa
     offsets = np.array([[dx_i[q].mean(), dy_i[q].mean()] for q in quads], dtype=np.float32)
     corner_pos = np.concatenate([SQUARE_CENTRES + off for off in offsets])
     pixel_pos = (SQUARE_CENTRES[:, None, :] + np.stack([dx_i, dy_i], axis=1)[None, :, :]).reshape(-1, 2)
-    rad_i = np.hypot(dx_i, dy_i)
     far = corner & (rad_i >= FOREIGN_CORNER_RADIUS)
     far_zones = [zone for zone in (far & (quadrant == q) for q in range(4)) if zone.any()]
     # Where a piece's middle can lie at all (centroid clipped to MAX_PIECE_OFFSET each way), with room.
@@ -1184,13 +1183,12 @@ def _read_squares(
     texture = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(dev[..., 0], geo))), noise)
     plate_grey = plate[..., 0].mean(axis=1)  # (9,)
     contrast = np.abs(line_level - plate_grey)  # (9,) the grid's own contrast around each square
-    rad = np.hypot(geo.dx, geo.dy)
     scale = float(np.median(contrast))
     t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
     differs = np.abs(dev[..., 0]) > t_grey[:, None]
     if n_ch == 3:
         cdev = np.hypot(dev[..., 1], dev[..., 2])
-        c_corner = cdev[:, geo.corner]
+        c_corner = cdev[:, geo.corner_at]
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
@@ -1218,44 +1216,71 @@ def _read_squares(
     ]
     # A square's corners off the board's surface: something flat covers it (a sheet, a hand).
     background = np.linalg.norm(own, axis=1) > FOREIGN_BACKGROUND_FRAC * scale
-    body_zone = rad <= PIECE_MAX_RADIUS
-    far = geo.corner & (rad >= FOREIGN_CORNER_RADIUS)
-    far_zones = [zone for zone in (far & (geo.quadrant == q) for q in range(4)) if zone.any()]
-    out: list[tuple[str, float, float, float, str, float]] = []
     f0 = params.piece_min_fill
-    evidences, centres_off, edges = _piece_evidence(differs, geo, body_zone)
+    evidences, centres_off, edges = _piece_evidence(differs, geo, geo.body_zone)
     # The second look, only where the first saw nothing.
     white_from = np.minimum(line_level, plate_grey) + 0.5 * contrast
     left = (evidences < f0) & ~background
-    faint = _faint_pieces(
-        t_looks, differs, dev[..., 0], grey, left, plate_grey, white_from, geo, far_zones, f0
-    )
+    faint = _faint_pieces(t_looks, differs, dev[..., 0], grey, left, plate_grey, white_from, geo, f0)
+    most = np.ones(9)  # the highest confidence each square's reading may have
+    if faint:
+        differs = differs.copy()
+        for k, (d, evidence, centre, edge) in faint.items():
+            differs[k], evidences[k], centres_off[k], edges[k] = d, evidence, centre, edge
+            most[k] = FAINT_MAX_CONFIDENCE
+    # Each square's middle (only pixels of the core can be in it) and its median grey, all at once.
+    middles = _middles(geo, centres_off, edges)
+    middle_grey = _masked_medians(grey[:, geo.core], middles)
+    reaches = _reaches_corners(differs, geo)
+    why = ["background" if background[k] else "reaches-corners" if reaches[k] else "" for k in range(9)]
+    for k in np.flatnonzero(evidences >= f0).tolist():
+        if not why[k]:
+            middle = np.zeros(geo.rad.size, bool)
+            middle[geo.core] = middles[k]
+            piece = (float(evidences[k]), centres_off[k], float(edges[k]))
+            why[k] = _shape_problem(differs[k], dev[k, :, 0], piece, middle, geo, f0)
+    looks_coloured = np.zeros(9, bool)
+    rows = np.flatnonzero((evidences >= f0) & ~np.array([bool(w) for w in why]))
+    if colour_px is not None and rows.size:
+        medians = _masked_medians(colour_px[rows][:, geo.core], middles[rows])
+        for row, k in enumerate(rows.tolist()):
+            looks_coloured[k] = _coloured(medians[row], int(middles[k].sum()), plate[k, 0, 1:])
+    out: list[tuple[str, float, float, float, str, float]] = []
     for k in range(9):
-        d = differs[k]
-        evidence, centre, edge = float(evidences[k]), centres_off[k], float(edges[k])
-        most = 1.0  # the highest confidence this square's reading may have
-        if k in faint:
-            d, evidence, centre, edge = faint[k]
-            most = FAINT_MAX_CONFIDENCE
-        rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
-        middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
-        why = "background" if background[k] else ""
-        why = why or _shape_problem(d, dev[k, :, 0], (evidence, centre, edge), middle, geo, far_zones, f0)
+        evidence, problem = float(evidences[k]), why[k]
         dark_ref = min(float(line_level[k]), float(plate_grey[k]))
-        tone = (float(np.median(grey[k][middle])) - dark_ref) / max(float(contrast[k]), 1e-3)
-        if evidence < f0 and not why:
+        tone = (float(middle_grey[k]) - dark_ref) / max(float(contrast[k]), 1e-3)
+        if evidence < f0 and not problem:
             out.append(("empty", 1.0 - 0.5 * evidence / f0, evidence, tone, "", float(plate_grey[k])))
             continue
-        if not why and colour_px is not None and _coloured(colour_px[k][middle], plate[k, 0, 1:]):
-            why = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
-        elif not why and abs(tone - 0.5) < MID_TONE:
-            why = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
+        if not problem and looks_coloured[k]:
+            problem = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
+        elif not problem and abs(tone - 0.5) < MID_TONE:
+            problem = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
         presence = min(1.0, (evidence - f0) / f0)
         # How far the tone is from the middle of the scale, 0.3 away is certain.
         certainty = min(1.0, abs(tone - 0.5) / 0.3)
-        conf = min(most, 0.5 + 0.5 * min(presence, certainty))
-        out.append(("black" if tone < 0.5 else "white", conf, evidence, tone, why, float(plate_grey[k])))
+        conf = min(float(most[k]), 0.5 + 0.5 * min(presence, certainty))
+        state = "black" if tone < 0.5 else "white"
+        out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
     return out
+
+
+def _middles(geo: _SquareMasks, centres: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Each square's piece middle, whose tone says its colour: within ``MIDDLE_OF_EDGE`` of its edge
+    radius (``edges`` (N,), bounded) of its centre (``centres`` (N, 2), pitches from the square's),
+    over the pixels of the core (``geo.core``): (N, core pixels)."""
+    radius = np.maximum(MIDDLE_MIN_RADIUS, np.minimum(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edges))
+    dx, dy = geo.dx[geo.core], geo.dy[geo.core]
+    rr = np.hypot(dx[None, :] - centres[:, :1], dy[None, :] - centres[:, 1:])
+    return rr <= radius[:, None]
+
+
+def _reaches_corners(d: np.ndarray, geo: _SquareMasks) -> np.ndarray:
+    """Whether what differs in each square (``d``, (N, P)) covers its far corners, which no piece
+    reaches: more than ``FOREIGN_CORNER_COVER`` of ``FOREIGN_CORNERS`` of them (a sheet, a hand)."""
+    share = (d.astype(np.float64) @ geo.far_zones) / geo.far_sizes
+    return np.count_nonzero(share > FOREIGN_CORNER_COVER, axis=1) >= FOREIGN_CORNERS
 
 
 def _faint_pieces(
@@ -1267,7 +1292,6 @@ def _faint_pieces(
     plate_grey: np.ndarray,
     white_from: np.ndarray,
     geo: _SquareMasks,
-    far_zones: list[np.ndarray],
     f0: float,
 ) -> dict[int, tuple[np.ndarray, float, np.ndarray, float]]:
     """The faint pieces of the squares ``left`` (9,) by the first look: each finer threshold of
@@ -1275,14 +1299,17 @@ def _faint_pieces(
     plate at the coarser one; a piece of the plate's own tone has only its outline). Returns, per square
     with one, the piece as :func:`_faint_piece` gives it."""
     left = left.copy()
-    body_zone = np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS
-    mid_dev = np.median(grey_dev[:, np.hypot(geo.dx, geo.dy) <= MIDDLE_MIN_RADIUS], axis=1)
     found: dict[int, tuple[np.ndarray, float, np.ndarray, float]] = {}
+    if not left.any():
+        return found
+    mid_dev = np.median(grey_dev[:, geo.very_middle], axis=1)
     for i, t in enumerate(thresholds):
         rows = left & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * t) if i == 0 else left
-        look = _FaintLook.at(t, differs, grey_dev, rows, geo, body_zone)
+        if not rows.any():
+            continue
+        look = _FaintLook.at(t, differs, grey_dev, rows, geo, geo.body_zone)
         for k in look.rows.tolist():
-            piece = look.piece(k, grey_dev[k], geo, far_zones, f0)
+            piece = look.piece(k, grey_dev[k], geo, f0)
             if piece is None:
                 continue
             # Only a white piece, or a black one lighter than the plate (a plate darker than black
@@ -1304,19 +1331,16 @@ def _shape_problem(
     piece: tuple[float, np.ndarray, float],
     middle: np.ndarray,
     geo: _SquareMasks,
-    far_zones: list[np.ndarray],
     f0: float,
 ) -> str:
     """Why what differs in one square (``d``; ``piece``: its evidence, centre and edge as
-    :func:`_piece_evidence` gives them) is not a piece by its shape, or "": it covers the square's far
-    corners, is elongated (a pen, a finger), too small (a crumb, a highlight alone) or reaches the lines
-    without being round (a sheet, a palm)."""
+    :func:`_piece_evidence` gives them) is not a piece by its shape, or "": it is elongated (a pen, a
+    finger), too small (a crumb, a highlight alone) or reaches the lines without being round (a sheet,
+    a palm). (Whether it covers the square's far corners: :func:`_reaches_corners`.)"""
     evidence, centre, edge = piece
-    if sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones) >= FOREIGN_CORNERS:
-        return "reaches-corners"
     if evidence < f0:
         return ""
-    if _elongation(d & (np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS), geo) > FOREIGN_ELONGATION:
+    if _elongation(d & geo.body_zone, geo) > FOREIGN_ELONGATION:
         return "elongated"
     if edge < PIECE_MIN_RADIUS:
         return "small"
@@ -1442,14 +1466,14 @@ class _FaintLook:
         return cls(threshold, rows, finer, evidence)
 
     def piece(
-        self, k: int, grey_dev: np.ndarray, geo: _SquareMasks, far_zones: list[np.ndarray], f0: float
+        self, k: int, grey_dev: np.ndarray, geo: _SquareMasks, f0: float
     ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
         """Square ``k``'s faint piece by :func:`_faint_piece`, or None (also when not looked at)."""
         if self.evidence is None or k not in self.rows:
             return None
         row = int(np.flatnonzero(self.rows == k)[0])
         found = (float(self.evidence[0][row]), self.evidence[1][row], float(self.evidence[2][row]))
-        return _faint_piece(found, self.differs[k], grey_dev, float(self.threshold[k]), geo, far_zones, f0)
+        return _faint_piece(found, self.differs[k], grey_dev, float(self.threshold[k]), geo, f0)
 
 
 def _faint_piece(
@@ -1458,7 +1482,6 @@ def _faint_piece(
     grey_dev: np.ndarray,
     threshold: float,
     geo: _SquareMasks,
-    far_zones: list[np.ndarray],
     f0: float,
 ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
     """The second look at square ``k``, which shows no piece at the board's variation: a piece a few grey
@@ -1487,7 +1510,7 @@ def _faint_piece(
             return None
     elif not _level_edge(profile, counts, body, lo, hi):
         return None
-    if _shape_problem(d, grey_dev, faint, middle, geo, far_zones, f0):
+    if _reaches_corners(d[None, :], geo)[0] or _shape_problem(d, grey_dev, faint, middle, geo, f0):
         return None
     return d, evidence, centre, edge
 
@@ -1531,16 +1554,16 @@ def _outline(
     return False
 
 
-def _coloured(middle_bgr: np.ndarray, plate_opponent: np.ndarray) -> bool:
-    """Whether a body's middle (its pixels' B, G, R, (P, 3)) is clearly coloured, and not in the plate's
-    own colour (that is the plate showing through, not an object): its saturation, the spread of its
-    median's channels over its brightest channel (at least ``SATURATION_FLOOR``, so that the few levels
-    of colour in a black piece's noise and JPEG do not count), is above ``PIECE_MAX_SATURATION`` (a
-    white balance a tenth warm or cool leaves a white piece near 0.2), and its opponent colour (B-G,
-    R-G) is off the plate's (``plate_opponent``) by more than ``OFF_PLATE_COLOUR`` of its own."""
-    if middle_bgr.shape[0] < MIN_EVIDENCE_PIXELS:
+def _coloured(med: np.ndarray, pixels: int, plate_opponent: np.ndarray) -> bool:
+    """Whether a body's middle (the median of its ``pixels`` pixels' B, G, R: ``med`` (3,)) is clearly
+    coloured, and not in the plate's own colour (that is the plate showing through, not an object): its
+    saturation, the spread of its median's channels over its brightest channel (at least
+    ``SATURATION_FLOOR``, so that the few levels of colour in a black piece's noise and JPEG do not
+    count), is above ``PIECE_MAX_SATURATION`` (a white balance a tenth warm or cool leaves a white piece
+    near 0.2), and its opponent colour (B-G, R-G) is off the plate's (``plate_opponent``) by more than
+    ``OFF_PLATE_COLOUR`` of its own."""
+    if pixels < MIN_EVIDENCE_PIXELS:
         return False
-    med = np.median(middle_bgr, axis=0)
     top = float(med.max())
     if (top - float(med.min())) / max(top, SATURATION_FLOOR) <= PIECE_MAX_SATURATION:
         return False
