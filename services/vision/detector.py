@@ -905,10 +905,10 @@ def _canonical(
 
 @lru_cache(maxsize=64)
 def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...]:
-    """Pixel indices of every line sample in a canonical view of ``s`` px per square and ``m`` margin:
-    (line rows (L, B), line cols (L, B), ref rows (L, 2), ref cols (L, 2), ref valid (L, 2),
-    owners (L, 2))."""
-    lr, lc, rr, rc, rv, own = [], [], [], [], [], []
+    """Pixel indices of every line sample in a canonical view of ``s`` px per square and ``m`` margin,
+    as flat indices into the view (each clipped to it): (line pixels (L, B), reference pixels beside
+    the line (L, 2), owners (L, 2): the squares (0..8, -1 none) on its two sides)."""
+    lr, lc, rr, rc, own = [], [], [], [], []
     offsets = np.arange(-band, band + 1)
     pos = (np.arange(LINE_SAMPLES) + 0.5) / LINE_SAMPLES
     for k in range(GRID_SQUARES + 1):
@@ -920,7 +920,6 @@ def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...
                 b_sq = k if k <= 2 else -1
                 for vertical in (True, False):
                     refs = [line - off, line + off]
-                    valid = [k >= 1, k <= 2]
                     if vertical:
                         lr.append(np.full_like(offsets, along))
                         lc.append(line + offsets)
@@ -933,15 +932,12 @@ def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...
                         rr.append(refs)
                         rc.append([along, along])
                         own.append([a_sq * 3 + j if a_sq >= 0 else -1, b_sq * 3 + j if b_sq >= 0 else -1])
-                    rv.append(valid)
-    return _read_only(
-        np.array(lr),
-        np.array(lc),
-        np.array(rr),
-        np.array(rc),
-        np.array(rv, dtype=bool),
-        np.array(own),
-    )
+    size = GRID_SQUARES * s + 2 * m
+
+    def flat(rows: list, cols: list) -> np.ndarray:
+        return np.clip(np.array(rows), 0, size - 1) * size + np.clip(np.array(cols), 0, size - 1)
+
+    return _read_only(flat(lr, lc), flat(rr, rc), np.array(own))
 
 
 def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -961,13 +957,11 @@ def _line_contrast(
     s = canon.px
     band = max(1, round(half_width * s))
     off = band + max(2, round(0.1 * s))
-    lr, lc, rr, rc, _rv, own = _line_sampling(s, canon.margin, band, off)
-    img = canon.img
-    n = img.shape[0] - 1
-    lr, lc, rr, rc = np.clip(lr, 0, n), np.clip(lc, 0, n), np.clip(rr, 0, n), np.clip(rc, 0, n)
-    line_vals = img[lr, lc]
+    line_at, ref_at, own = _line_sampling(s, canon.margin, band, off)
+    img = canon.img.ravel()
+    line_vals = img[line_at]
     peak = line_vals.max(axis=1) if sign > 0 else line_vals.min(axis=1)
-    ref_vals = img[rr, rc]
+    ref_vals = img[ref_at]
     # Against the side where the line stands out most: a white piece beside a light line hides the
     # contrast on its side only, while a hand over the line hides it on both sides.
     sides = sign * (peak[:, None] - ref_vals)
@@ -1633,10 +1627,13 @@ def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
     return math.sqrt((half_tr + root) / max(half_tr - root, 1e-6))
 
 
-def _ring_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, ...]:
-    """One square's masks (s, s): background ring, piece disc and the inside (everything within the
-    ring's outer edge); and, over the inside's pixels, where the ring and the disc are and each pixel's
-    offset from the centre in pitches (dx, dy)."""
+@lru_cache(maxsize=64)
+def _ring_masks(s: int, m: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, ...]:
+    """One square's geometry for the ring reading, over the pixels of its inside (everything within the
+    ring's outer edge): where the background ring is (a mask) and, as indices, where the ring and the
+    piece disc are; each pixel's offset from the centre in pitches (dx, dy); and the nine squares'
+    inside pixels as flat indices into a canonical view of ``s`` px per square and ``m`` margin (9, P).
+    It depends on these sizes alone, so every frame at them shares it."""
     yy, xx = np.mgrid[0:s, 0:s].astype(np.float32)
     dx = (xx + 0.5) / s - 0.5
     dy = (yy + 0.5) / s - 0.5
@@ -1647,7 +1644,19 @@ def _ring_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np.n
     ring = (cheb <= ring_out) & (cheb >= ring_in)
     disc = rad <= min(params.piece_radius, ring_in)
     inside = cheb <= ring_out
-    return ring, disc, inside, ring[inside], disc[inside], dx[inside], dy[inside]
+    row, col = np.divmod(np.arange(9), 3)
+    ys, xs = np.nonzero(inside)
+    size = GRID_SQUARES * s + 2 * m
+    pixels = (m + row[:, None] * s + ys[None, :]) * size + (m + col[:, None] * s + xs[None, :])
+    ring_i = ring[inside]
+    return _read_only(
+        ring_i, np.flatnonzero(ring_i), np.flatnonzero(disc[inside]), dx[inside], dy[inside], pixels
+    )
+
+
+#: the plane the nine squares' ring backgrounds are fitted with (see _foreign_ring): 1, column, row.
+BACKGROUND_PLANE: Final = np.stack([np.ones(9), np.arange(9) % 3 - 1.0, np.arange(9) // 3 - 1.0], axis=1)
+BACKGROUND_PLANE.flags.writeable = False
 
 
 def _read_squares_ring(
@@ -1667,24 +1676,25 @@ def _read_squares_ring(
     Glare spots on a black piece and shading on a white one are minorities of the disc.
     """
     s, m = canon.px, canon.margin
-    _ring, _disc, inside, ring_i, disc_i, dx_i, dy_i = _ring_masks(s, round(half_width, 3), params)
-    grey_sq = _squares_of(canon.img, s, m)
-    grey = grey_sq[:, inside]  # (9, P): the inside of each square
-    colour = _squares_of(canon.colour, s, m)[:, inside] if canon.colour is not None else None
-    bg_grey = np.median(grey[:, ring_i], axis=1)  # (9,)
+    ring_i, ring_at, disc_at, dx_i, dy_i, pixels = _ring_masks(s, m, round(half_width, 3), params)
+    grey = canon.img.ravel()[pixels]  # (9, P): the inside of each square
+    grey_ring = grey[:, ring_at]
+    bg_grey = np.median(grey_ring, axis=1)  # (9,)
     contrast = np.abs(line_level - bg_grey)  # (9,) the grid's own contrast around each square
     # How much bare board varies (noise, texture, glow of the lines): pooled over the nine rings, robust
     # to the few a piece reaches into. A pixel differs from its background beyond k times that.
-    ring_dev = np.abs(grey[:, ring_i] - bg_grey[:, None])
+    ring_dev = np.abs(grey_ring - bg_grey[:, None])
     vary = MAD_TO_SIGMA * float(np.median(ring_dev))
     t_grey = np.maximum(params.piece_noise_k * vary, RING_PIECE_MIN_FRAC * contrast)
     differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
     bg_chroma = np.zeros((9, 2), np.float32)
-    if colour is not None:
+    if canon.colour is not None:
+        colour = canon.colour.reshape(-1, 3)[pixels]
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
         chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
-        bg_chroma = np.median(chroma[:, ring_i], axis=1)
-        ring_cdev = np.linalg.norm(chroma[:, ring_i] - bg_chroma[:, None, :], axis=2)
+        chroma_ring = chroma[:, ring_at]
+        bg_chroma = np.median(chroma_ring, axis=1)
+        ring_cdev = _chroma_distance(chroma_ring, bg_chroma)
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
@@ -1692,11 +1702,10 @@ def _read_squares_ring(
             CHROMA_TAIL_TO_SIGMA * float(np.percentile(ring_cdev, 90)),
         )
         t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
-        dev_chroma = np.linalg.norm(chroma - bg_chroma[:, None, :], axis=2)
-        differs |= dev_chroma > t_chroma[:, None]
-    fill = differs[:, disc_i].mean(axis=1)
+        differs |= _chroma_distance(chroma, bg_chroma) > t_chroma[:, None]
+    fill = differs[:, disc_at].mean(axis=1)
     dark_ref = np.minimum(line_level, bg_grey)
-    t = (np.median(grey[:, disc_i], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
+    t = (np.median(grey[:, disc_at], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
     foreign = _foreign_ring(differs, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = RING_PIECE_MIN_FILL
@@ -1710,6 +1719,15 @@ def _read_squares_ring(
         conf = 0.5 + 0.5 * min(presence, certainty)
         out.append(("black" if tone < 0.5 else "white", conf, f, tone, why, bg))
     return out
+
+
+def _chroma_distance(chroma: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """The distance of each pixel's opponent colour (``chroma``, (9, N, 2)) from its square's
+    (``ref``, (9, 2)): (9, N), as ``np.linalg.norm(chroma - ref[:, None, :], axis=2)`` gives it (the
+    same sum of two squares), without its detour through a strided reduction."""
+    a = chroma[..., 0] - ref[:, None, 0]
+    b = chroma[..., 1] - ref[:, None, 1]
+    return np.sqrt(a * a + b * b)
 
 
 def _foreign_ring(
@@ -1748,8 +1766,7 @@ def _foreign_ring(
     elong = np.sqrt((half_tr + root) / np.maximum(half_tr - root, 1e-6))
     enough = mass >= RING_FOREIGN_MIN_AREA * differs.shape[1]
     # Background against a plane through the nine squares' backgrounds (grey and both chroma axes).
-    cols, rows = np.arange(n) % 3 - 1.0, np.arange(n) // 3 - 1.0
-    design = np.stack([np.ones(n), cols, rows], axis=1)
+    design = BACKGROUND_PLANE
     bgs = np.column_stack([bg_grey, bg_chroma]).astype(np.float64)
     coef, *_ = np.linalg.lstsq(design, bgs, rcond=None)
     resid = np.linalg.norm(bgs - design @ coef, axis=1)
@@ -1813,10 +1830,8 @@ def _supply(
         cv2.fillConvexPoly(mask, grid_small, 0)
         mask = cv2.erode(mask, kernel)
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        for cnt in contours:
-            if len(cnt) < 3:
-                continue
-            for centre, radius in _piece_discs(cnt, dmin, dmax, params.supply_min_roundness):
+        for k in _large_enough(contours, dmin).tolist():
+            for centre, radius in _piece_discs(contours[k], dmin, dmax, params.supply_min_roundness):
                 u, v = _apply_h(h, centre[None, :] / scale)[0]
                 if -mg < u < 3 + mg and -mg < v < 3 + mg:
                     continue
@@ -1835,6 +1850,19 @@ def _supply(
                     )
                 )
     return found
+
+
+def _large_enough(contours: tuple[np.ndarray, ...], dmin: float) -> np.ndarray:
+    """Indices of the ``contours`` of three points or more whose bounding box (as cv2.boundingRect
+    gives it: the points' extent plus one) is at least ``dmin`` long on one side: the only ones
+    :func:`_piece_discs` can take. Most are specks of noise; this sorts them out in one pass."""
+    if not contours:
+        return np.zeros(0, np.int64)
+    sizes = np.array([len(c) for c in contours])
+    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    pts = np.concatenate(contours).reshape(-1, 2)
+    extent = np.maximum.reduceat(pts, starts) - np.minimum.reduceat(pts, starts) + 1
+    return np.flatnonzero((sizes >= 3) & (extent.max(axis=1) >= dmin))
 
 
 def _neutral(bgr: np.ndarray, centre: np.ndarray, radius: float, colour: str) -> bool:
@@ -2415,8 +2443,6 @@ def read_at_pose(
     if typical < max(3.0 * im.sigma, 0.05 * im.spread):
         seen[:] = False  # no grid contrast at all: all of it is covered
     occlusion = float(1.0 - seen.mean())
-    hidden = np.zeros(9)
-    total = np.zeros(9)
     # A sample is covered when its line is not seen *and* the line's own grey is not there: two white
     # pieces on both sides of a light line take its contrast, not its grey.
     line_grey = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
@@ -2434,12 +2460,9 @@ def read_at_pose(
     like_line = np.array([(r[0] == "black") == (sign < 0) and r[0] in ("black", "white") for r in readings])
     own_ok = owners >= 0
     explained = (~own_ok | like_line[np.where(own_ok, owners, 0)]).all(axis=1)
-    hidden_sample = ~seen & ~explained
-    for col in range(2):
-        sq = owners[:, col]
-        ok = sq >= 0
-        np.add.at(total, sq[ok], 1)
-        np.add.at(hidden, sq[ok], hidden_sample[ok].astype(float))
+    hidden_sample = np.broadcast_to((~seen & ~explained)[:, None], owners.shape)
+    total = np.bincount(owners[own_ok], minlength=9).astype(float)
+    hidden = np.bincount(owners[own_ok], weights=hidden_sample[own_ok].astype(float), minlength=9)
     hidden_frac = hidden / np.maximum(total, 1)
     centres = _apply_h(np.linalg.inv(h), SQUARE_CENTRES)
     squares: list[SquareReading] = []
@@ -2492,9 +2515,11 @@ def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:
     across a line leave."""
     # Samples are laid out as (line, square along it, position, vertical/horizontal): see _line_sampling.
     hidden = ~seen.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)
-    run = HIDDEN_RUN_SAMPLES
-    windows = np.stack([hidden[:, :, i : i + run, :].all(axis=2) for i in range(LINE_SAMPLES - run + 1)])
-    hit = windows.any(axis=0)  # (line, square along, orientation)
+    starts = LINE_SAMPLES - HIDDEN_RUN_SAMPLES + 1
+    runs = hidden[:, :, :starts, :].copy()  # a hidden run starts at each of these samples
+    for i in range(1, HIDDEN_RUN_SAMPLES):
+        runs &= hidden[:, :, i : i + starts, :]
+    hit = runs.any(axis=2)  # (line, square along, orientation)
     own = owners.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2, 2)[:, :, 0, :, :]
     crossed = np.zeros(9, bool)
     marked = own[hit].ravel()
