@@ -209,6 +209,8 @@ CHROMA_TAIL_TO_SIGMA: Final = 0.7
 SUPPLY_MAX_SATURATION: Final = 0.35
 #: the brightness a dark blob's channel spread is measured against (its own is too small to divide by).
 DARK_CHROMA_FLOOR: Final = 128.0
+#: a disc's bounding box is at least this wide for its length.
+DISC_MIN_ASPECT: Final = 0.6
 #: a disc fills at most this much of its minimum-area rectangle (a square fills all of it).
 DISC_MAX_RECT_FILL: Final = 0.9
 #: erosion of the supply mask, in pitches (parts pieces joined by a shadow or blur).
@@ -1153,7 +1155,7 @@ def _read_squares(
     chans = [grey]
     colour_px = None
     if canon.colour is not None:
-        colour = colour_px = canon.colour.reshape(-1, 3)[geo.pixels]
+        colour = colour_px = np.take(canon.colour.reshape(-1, 3), geo.pixels, axis=0)
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
         chans += [colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]]
     data = np.stack(chans, axis=-1)  # (9, P, C)
@@ -1191,7 +1193,10 @@ def _read_squares(
         )
         # Pieces are black or white: on a coloured plate they differ by about the plate's own colour,
         # so a blotch of JPEG colour a fraction of that is not one.
-        plate_chroma = np.linalg.norm(plate[..., 1:].mean(axis=1), axis=1)  # (9,)
+        # (The mean over each square's pixels, summed pixel by pixel as numpy sums this strided view,
+        # from a copy laid out pixel-major, which sums the same way several times faster.)
+        chroma_sum = np.ascontiguousarray(plate[..., 1:].swapaxes(0, 1)).sum(axis=0)
+        plate_chroma = np.linalg.norm(chroma_sum / plate.shape[1], axis=1)  # (9,)
         t_chroma = np.maximum.reduce(
             [
                 np.full(9, params.piece_noise_k * vary_c),
@@ -1621,7 +1626,14 @@ def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
     if mass < MIN_EVIDENCE_PIXELS:
         return 1.0
     x, y = geo.dx[w], geo.dy[w]
-    sxx, syy, sxy = x.var(), y.var(), float(np.mean((x - x.mean()) * (y - y.mean())))
+    # x.var(), y.var() and the mean of (x - x.mean()) * (y - y.mean()), step for step as numpy takes
+    # them (float32 sums, each divided by the count in float64), without the wrappers' overhead.
+    n = np.intp(x.size)
+    ex = x - np.float32(np.add.reduce(x) / n)
+    ey = y - np.float32(np.add.reduce(y) / n)
+    sxx = np.float32(np.add.reduce(ex * ex) / n)
+    syy = np.float32(np.add.reduce(ey * ey) / n)
+    sxy = float(np.float32(np.add.reduce(ex * ey) / n))
     half_tr = (sxx + syy) / 2.0
     root = math.sqrt(max(half_tr**2 - (sxx * syy - sxy**2), 0.0))
     return math.sqrt((half_tr + root) / max(half_tr - root, 1e-6))
@@ -1689,7 +1701,7 @@ def _read_squares_ring(
     differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
     bg_chroma = np.zeros((9, 2), np.float32)
     if canon.colour is not None:
-        colour = canon.colour.reshape(-1, 3)[pixels]
+        colour = np.take(canon.colour.reshape(-1, 3), pixels, axis=0)
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
         chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
         chroma_ring = chroma[:, ring_at]
@@ -1830,7 +1842,7 @@ def _supply(
         cv2.fillConvexPoly(mask, grid_small, 0)
         mask = cv2.erode(mask, kernel)
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        for k in _large_enough(contours, dmin).tolist():
+        for k in _disc_sized(contours, dmin).tolist():
             for centre, radius in _piece_discs(contours[k], dmin, dmax, params.supply_min_roundness):
                 u, v = _apply_h(h, centre[None, :] / scale)[0]
                 if -mg < u < 3 + mg and -mg < v < 3 + mg:
@@ -1852,17 +1864,19 @@ def _supply(
     return found
 
 
-def _large_enough(contours: tuple[np.ndarray, ...], dmin: float) -> np.ndarray:
+def _disc_sized(contours: tuple[np.ndarray, ...], dmin: float) -> np.ndarray:
     """Indices of the ``contours`` of three points or more whose bounding box (as cv2.boundingRect
-    gives it: the points' extent plus one) is at least ``dmin`` long on one side: the only ones
-    :func:`_piece_discs` can take. Most are specks of noise; this sorts them out in one pass."""
+    gives it: the points' extent plus one) is at least ``dmin`` long and ``DISC_MIN_ASPECT`` of that
+    wide: the only ones :func:`_piece_discs` can take. Most are specks of noise or streaks; this sorts
+    them out in one pass."""
     if not contours:
         return np.zeros(0, np.int64)
     sizes = np.array([len(c) for c in contours])
     starts = np.r_[0, np.cumsum(sizes)[:-1]]
     pts = np.concatenate(contours).reshape(-1, 2)
     extent = np.maximum.reduceat(pts, starts) - np.minimum.reduceat(pts, starts) + 1
-    return np.flatnonzero((sizes >= 3) & (extent.max(axis=1) >= dmin))
+    longer, shorter = extent.max(axis=1), extent.min(axis=1)
+    return np.flatnonzero((sizes >= 3) & (longer >= dmin) & (shorter >= DISC_MIN_ASPECT * longer))
 
 
 def _neutral(bgr: np.ndarray, centre: np.ndarray, radius: float, colour: str) -> bool:
@@ -1890,7 +1904,7 @@ def _piece_discs(
     # A pixel contour runs through the boundary pixels' centres: half a pixel inside the blob.
     area = cv2.contourArea(cnt) + 0.5 * cv2.arcLength(cnt, True)
     (cx, cy), radius = cv2.minEnclosingCircle(cnt)
-    if 2 * radius <= dmax and min(bw, bh) >= 0.6 * max(bw, bh):
+    if 2 * radius <= dmax and min(bw, bh) >= DISC_MIN_ASPECT * max(bw, bh):
         (_rx, _ry), (rw, rh), _ra = cv2.minAreaRect(cnt)
         # Round: fills enough of its enclosing circle, and not its bounding rectangle the way the
         # squares of a calibration marker do (a disc fills pi/4 of it).
