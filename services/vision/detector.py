@@ -1413,9 +1413,8 @@ def _piece_evidence(
     share = np.sort(np.where(total > 0, hit / np.maximum(total, 1), np.inf), axis=2)
     count = np.count_nonzero(total, axis=2)
     lo, hi = np.maximum(count - 1, 0) // 2, np.minimum(np.maximum(count, 1) // 2, RING_SECTORS - 1)
-    median = (np.take_along_axis(share, lo[..., None], 2) + np.take_along_axis(share, hi[..., None], 2))[
-        ..., 0
-    ] / 2.0
+    rows, rings = np.arange(n)[:, None], np.arange(RING_COUNT)[None, :]
+    median = (share[rows, rings, lo] + share[rows, rings, hi]) / 2.0
     enough = (total.sum(axis=2) >= MIN_RING_PIXELS) & (count > 0)
     ring_share = np.where(enough, median, 0.0)
     best = ring_share.max(axis=1)
@@ -1691,7 +1690,17 @@ def _read_squares_ring(
     ring_i, ring_at, disc_at, dx_i, dy_i, pixels = _ring_masks(s, m, round(half_width, 3), params)
     grey = canon.img.ravel()[pixels]  # (9, P): the inside of each square
     grey_ring = grey[:, ring_at]
-    bg_grey = np.median(grey_ring, axis=1)  # (9,)
+    chroma = None
+    if canon.colour is None:
+        bg_grey, bg_chroma = np.median(grey_ring, axis=1), np.zeros((9, 2), np.float32)  # (9,), (9, 2)
+    else:
+        colour = np.take(canon.colour.reshape(-1, 3), pixels, axis=0)
+        # Opponent colour (blue-green, red-green): what the grey level cannot see.
+        chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
+        # The ring's median grey and chroma, in one call.
+        ring_all = np.concatenate([grey_ring[:, :, None], chroma[:, ring_at]], axis=2)  # (9, R, 3)
+        ring_level = np.median(ring_all, axis=1)
+        bg_grey, bg_chroma = ring_level[:, 0], ring_level[:, 1:]
     contrast = np.abs(line_level - bg_grey)  # (9,) the grid's own contrast around each square
     # How much bare board varies (noise, texture, glow of the lines): pooled over the nine rings, robust
     # to the few a piece reaches into. A pixel differs from its background beyond k times that.
@@ -1699,14 +1708,8 @@ def _read_squares_ring(
     vary = MAD_TO_SIGMA * float(np.median(ring_dev))
     t_grey = np.maximum(params.piece_noise_k * vary, RING_PIECE_MIN_FRAC * contrast)
     differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
-    bg_chroma = np.zeros((9, 2), np.float32)
-    if canon.colour is not None:
-        colour = np.take(canon.colour.reshape(-1, 3), pixels, axis=0)
-        # Opponent colour (blue-green, red-green): what the grey level cannot see.
-        chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
-        chroma_ring = chroma[:, ring_at]
-        bg_chroma = np.median(chroma_ring, axis=1)
-        ring_cdev = _chroma_distance(chroma_ring, bg_chroma)
+    if chroma is not None:
+        ring_cdev = _chroma_distance(chroma[:, ring_at], bg_chroma)
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
@@ -1872,7 +1875,7 @@ def _disc_sized(contours: tuple[np.ndarray, ...], dmin: float) -> np.ndarray:
     if not contours:
         return np.zeros(0, np.int64)
     sizes = np.array([len(c) for c in contours])
-    starts = np.r_[0, np.cumsum(sizes)[:-1]]
+    starts = np.cumsum(sizes) - sizes
     pts = np.concatenate(contours).reshape(-1, 2)
     extent = np.maximum.reduceat(pts, starts) - np.minimum.reduceat(pts, starts) + 1
     longer, shorter = extent.max(axis=1), extent.min(axis=1)
