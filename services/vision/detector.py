@@ -1071,6 +1071,12 @@ class _SquareMasks:
     core: np.ndarray
 
 
+def _median_of_nine(values: np.ndarray) -> float:
+    """``float(np.median(values))`` of the nine squares' ``values`` (9,): the fifth smallest, which an
+    odd count needs no mean for, without np.median's overhead."""
+    return sorted(values.tolist())[GRID_SQUARES**2 // 2]
+
+
 def _masked_medians(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``np.median(values[k][mask[k]], axis=0)`` for every row ``k`` of ``values`` ((N, P) or (N, P, C);
     ``mask`` (N, P)) at once, NaN for a row with nothing in it: the same numbers (the middle value, or
@@ -1179,7 +1185,7 @@ def _read_squares(
     texture = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(dev[..., 0], geo))), noise)
     plate_grey = plate[..., 0].mean(axis=1)  # (9,)
     contrast = np.abs(line_level - plate_grey)  # (9,) the grid's own contrast around each square
-    scale = float(np.median(contrast))
+    scale = _median_of_nine(contrast)
     t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
     differs = np.abs(dev[..., 0]) > t_grey[:, None]
     if n_ch == 3:
@@ -1785,7 +1791,7 @@ def _foreign_ring(
     bgs = np.column_stack([bg_grey, bg_chroma]).astype(np.float64)
     coef, *_ = np.linalg.lstsq(design, bgs, rcond=None)
     resid = np.linalg.norm(bgs - design @ coef, axis=1)
-    scale = float(np.median(contrast))
+    scale = _median_of_nine(contrast)
     for k in range(n):
         if enough[k] and ring_cover[k] > RING_FOREIGN_RING_COVER:
             why[k] = "reaches-lines"
@@ -2467,7 +2473,7 @@ def read_at_pose(
     if typical < max(3.0 * im.sigma, 0.05 * im.spread):
         covered[:] = True
     crossed = _crossed_squares(~covered, owners)
-    line_level = _line_levels(peaks, owners, seen)
+    line_level = _line_levels(peaks, owners, seen, line_grey)
     readings = _combine(
         _read_squares_ring(canon, half_width, line_level, params),
         _read_squares(canon, half_width, line_level, pitch, im.sigma, params),
@@ -2544,10 +2550,10 @@ def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:
     return crossed
 
 
-def _line_levels(peaks: np.ndarray, owners: np.ndarray, seen: np.ndarray) -> np.ndarray:
+def _line_levels(peaks: np.ndarray, owners: np.ndarray, seen: np.ndarray, overall: float) -> np.ndarray:
     """The grey level of the lines around each square (median of its seen border samples; the whole
-    grid's where none is seen), so that lighting gradients shift both references of a square alike."""
-    overall = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
+    grid's, ``overall``, where too few are seen), so that lighting gradients shift both references of a
+    square alike."""
     idx = _square_samples(owners.tobytes(), owners.shape)  # (9, K): each square's border samples
     vals = np.where(seen[idx], peaks[idx], np.nan)
     vals.sort(axis=1)  # NaN (not seen) last
