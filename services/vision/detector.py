@@ -1000,7 +1000,9 @@ def _square_masks(s: int, m: int, half_width: float, margin: float) -> _SquareMa
     quads = [np.flatnonzero(corner & (quadrant == q)) for q in range(4)]
     quads = [q for q in quads if q.size]
     longest = max(q.size for q in quads)
-    corner_index = np.array([np.pad(q, (0, longest - q.size), mode="edge") for q in quads])
+    corner_index = np.empty((len(quads), longest), np.int64)
+    for padded, q in zip(corner_index, quads, strict=True):
+        padded[: q.size], padded[q.size :] = q, q[-1]
     corner_valid = np.arange(longest)[None, :] < np.array([q.size for q in quads])[:, None]
     # Where each square's corner levels are measured, as _plate_surface takes them: square by square
     # within each quadrant.
@@ -1851,7 +1853,7 @@ def _supply(
         cv2.fillConvexPoly(mask, grid_small, 0)
         mask = cv2.erode(mask, kernel)
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        for k in _disc_sized(contours, dmin).tolist():
+        for k in _disc_sized(contours, dmin, dmax).tolist():
             for centre, radius in _piece_discs(contours[k], dmin, dmax, params.supply_min_roundness):
                 u, v = _apply_h(h, centre[None, :] / scale)[0]
                 if -mg < u < 3 + mg and -mg < v < 3 + mg:
@@ -1873,11 +1875,12 @@ def _supply(
     return found
 
 
-def _disc_sized(contours: tuple[np.ndarray, ...], dmin: float) -> np.ndarray:
+def _disc_sized(contours: tuple[np.ndarray, ...], dmin: float, dmax: float) -> np.ndarray:
     """Indices of the ``contours`` of three points or more whose bounding box (as cv2.boundingRect
     gives it: the points' extent plus one) is at least ``dmin`` long and ``DISC_MIN_ASPECT`` of that
-    wide: the only ones :func:`_piece_discs` can take. Most are specks of noise or streaks; this sorts
-    them out in one pass."""
+    wide, and whose points span no more than ``dmax`` (the circle enclosing them is at least as wide
+    as they span; the margin covers its float32 radius): the only ones :func:`_piece_discs` can take.
+    Most are specks of noise, streaks or large patches; this sorts them out in one pass."""
     if not contours:
         return np.zeros(0, np.int64)
     sizes = np.array([len(c) for c in contours])
@@ -1885,7 +1888,8 @@ def _disc_sized(contours: tuple[np.ndarray, ...], dmin: float) -> np.ndarray:
     pts = np.concatenate(contours).reshape(-1, 2)
     extent = np.maximum.reduceat(pts, starts) - np.minimum.reduceat(pts, starts) + 1
     longer, shorter = extent.max(axis=1), extent.min(axis=1)
-    return np.flatnonzero((sizes >= 3) & (longer >= dmin) & (shorter >= DISC_MIN_ASPECT * longer))
+    fits = longer - 1 <= 1.01 * dmax
+    return np.flatnonzero((sizes >= 3) & (longer >= dmin) & (shorter >= DISC_MIN_ASPECT * longer) & fits)
 
 
 def _neutral(bgr: np.ndarray, centre: np.ndarray, radius: float, colour: str) -> bool:
