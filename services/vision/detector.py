@@ -1804,13 +1804,6 @@ def _foreign_ring(
     return why
 
 
-def _squares_of(img: np.ndarray, s: int, m: int) -> np.ndarray:
-    """The nine squares of a canonical view as an array (9, s, s[, C])."""
-    grid = img[m : m + 3 * s, m : m + 3 * s]
-    rest = grid.shape[2:]
-    return grid.reshape(3, s, 3, s, *rest).swapaxes(1, 2).reshape(9, s, s, *rest)
-
-
 # ----------------------------------------------------------------------------------------------------
 # stage 6: supply pieces
 
