@@ -209,6 +209,8 @@ CHROMA_TAIL_TO_SIGMA: Final = 0.7
 SUPPLY_MAX_SATURATION: Final = 0.35
 #: the brightness a dark blob's channel spread is measured against (its own is too small to divide by).
 DARK_CHROMA_FLOOR: Final = 128.0
+#: a disc's bounding box is at least this wide for its length.
+DISC_MIN_ASPECT: Final = 0.6
 #: a disc fills at most this much of its minimum-area rectangle (a square fills all of it).
 DISC_MAX_RECT_FILL: Final = 0.9
 #: erosion of the supply mask, in pitches (parts pieces joined by a shadow or blur).
@@ -912,10 +914,10 @@ def _canonical(
 
 @lru_cache(maxsize=64)
 def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...]:
-    """Pixel indices of every line sample in a canonical view of ``s`` px per square and ``m`` margin:
-    (line rows (L, B), line cols (L, B), ref rows (L, 2), ref cols (L, 2), ref valid (L, 2),
-    owners (L, 2))."""
-    lr, lc, rr, rc, rv, own = [], [], [], [], [], []
+    """Pixel indices of every line sample in a canonical view of ``s`` px per square and ``m`` margin,
+    as flat indices into the view (each clipped to it): (line pixels (L, B), reference pixels beside
+    the line (L, 2), owners (L, 2): the squares (0..8, -1 none) on its two sides)."""
+    lr, lc, rr, rc, own = [], [], [], [], []
     offsets = np.arange(-band, band + 1)
     pos = (np.arange(LINE_SAMPLES) + 0.5) / LINE_SAMPLES
     for k in range(GRID_SQUARES + 1):
@@ -927,7 +929,6 @@ def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...
                 b_sq = k if k <= 2 else -1
                 for vertical in (True, False):
                     refs = [line - off, line + off]
-                    valid = [k >= 1, k <= 2]
                     if vertical:
                         lr.append(np.full_like(offsets, along))
                         lc.append(line + offsets)
@@ -940,15 +941,12 @@ def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...
                         rr.append(refs)
                         rc.append([along, along])
                         own.append([a_sq * 3 + j if a_sq >= 0 else -1, b_sq * 3 + j if b_sq >= 0 else -1])
-                    rv.append(valid)
-    return _read_only(
-        np.array(lr),
-        np.array(lc),
-        np.array(rr),
-        np.array(rc),
-        np.array(rv, dtype=bool),
-        np.array(own),
-    )
+    size = GRID_SQUARES * s + 2 * m
+
+    def flat(rows: list, cols: list) -> np.ndarray:
+        return np.clip(np.array(rows), 0, size - 1) * size + np.clip(np.array(cols), 0, size - 1)
+
+    return _read_only(flat(lr, lc), flat(rr, rc), np.array(own))
 
 
 def _read_only(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -968,13 +966,11 @@ def _line_contrast(
     s = canon.px
     band = max(1, round(half_width * s))
     off = band + max(2, round(0.1 * s))
-    lr, lc, rr, rc, _rv, own = _line_sampling(s, canon.margin, band, off)
-    img = canon.img
-    n = img.shape[0] - 1
-    lr, lc, rr, rc = np.clip(lr, 0, n), np.clip(lc, 0, n), np.clip(rr, 0, n), np.clip(rc, 0, n)
-    line_vals = img[lr, lc]
+    line_at, ref_at, own = _line_sampling(s, canon.margin, band, off)
+    img = canon.img.ravel()
+    line_vals = img[line_at]
     peak = line_vals.max(axis=1) if sign > 0 else line_vals.min(axis=1)
-    ref_vals = img[rr, rc]
+    ref_vals = img[ref_at]
     # Against the side where the line stands out most: a white piece beside a light line hides the
     # contrast on its side only, while a hand over the line hides it on both sides.
     sides = sign * (peak[:, None] - ref_vals)
@@ -982,9 +978,10 @@ def _line_contrast(
 
 
 @lru_cache(maxsize=64)
-def _square_masks(s: int, half_width: float, margin: float) -> _SquareMasks:
-    """The geometry of one square of ``s`` canonical pixels whose lines are ``half_width`` wide and whose
-    inside keeps ``margin`` from them (both in pitches; see :class:`_SquareMasks`)."""
+def _square_masks(s: int, m: int, half_width: float, margin: float) -> _SquareMasks:
+    """The geometry of one square of ``s`` canonical pixels (in a view with ``m`` pixels of margin)
+    whose lines are ``half_width`` wide and whose inside keeps ``margin`` from them (both in pitches;
+    see :class:`_SquareMasks`). It depends on these sizes alone, so every frame at them shares it."""
     # Pixel (0, 0) of a square lies on its top-left line crossing: canonical pixel centres are integers.
     yy, xx = np.mgrid[0:s, 0:s].astype(np.float32)
     dx = xx / s - 0.5
@@ -1005,14 +1002,54 @@ def _square_masks(s: int, half_width: float, margin: float) -> _SquareMasks:
     if corner.sum() >= 2 * MIN_CORNER_PIXELS:
         corner &= cheb_i <= float(np.median(cheb_i[corner]))
     quadrant = (dx[inside] > 0).astype(np.int64) + 2 * (dy[inside] > 0).astype(np.int64)
-    return _SquareMasks(*_read_only(inside, dx[inside], dy[inside], corner, quadrant), inside_half)
+    dx_i, dy_i = dx[inside], dy[inside]
+    # Each quadrant's corner pixels, padded to one length (``corner_valid`` says which are real).
+    quads = [np.flatnonzero(corner & (quadrant == q)) for q in range(4)]
+    quads = [q for q in quads if q.size]
+    longest = max(q.size for q in quads)
+    corner_index = np.empty((len(quads), longest), np.int64)
+    for padded, q in zip(corner_index, quads, strict=True):
+        padded[: q.size], padded[q.size :] = q, q[-1]
+    corner_valid = np.arange(longest)[None, :] < np.array([q.size for q in quads])[:, None]
+    # Where each square's corner levels are measured, as _plate_surface takes them: square by square
+    # within each quadrant.
+    offsets = np.array([[dx_i[q].mean(), dy_i[q].mean()] for q in quads], dtype=np.float32)
+    corner_pos = np.concatenate([SQUARE_CENTRES + off for off in offsets])
+    pixel_pos = (SQUARE_CENTRES[:, None, :] + np.stack([dx_i, dy_i], axis=1)[None, :, :]).reshape(-1, 2)
+    far = corner & (rad_i >= FOREIGN_CORNER_RADIUS)
+    far_zones = [zone for zone in (far & (quadrant == q) for q in range(4)) if zone.any()]
+    # Where a piece's middle can lie at all (centroid clipped to MAX_PIECE_OFFSET each way), with room.
+    core = np.flatnonzero(rad_i <= math.hypot(MAX_PIECE_OFFSET, MAX_PIECE_OFFSET) + MIDDLE_RADIUS + 0.01)
+    row, col = np.divmod(np.arange(9), 3)
+    ys, xs = np.nonzero(inside)
+    size = GRID_SQUARES * s + 2 * m
+    pixels = (m + row[:, None] * s + ys[None, :]) * size + (m + col[:, None] * s + xs[None, :])
+    return _SquareMasks(
+        *_read_only(inside, dx_i, dy_i, corner, quadrant),
+        inside_half,
+        *_read_only(
+            pixels,
+            rad_i,
+            rad_i <= PIECE_MAX_RADIUS,
+            rad_i <= MIDDLE_MIN_RADIUS,
+            np.flatnonzero(corner),
+            corner_index,
+            corner_valid,
+            _plate_design(corner_pos),
+            _plate_design(pixel_pos),
+            np.stack(far_zones, axis=1).astype(np.float64) if far_zones else np.zeros((rad_i.size, 0)),
+            np.array([z.sum() for z in far_zones], dtype=np.int64),
+            core,
+        ),
+    )
 
 
 @dataclass(frozen=True)
 class _SquareMasks:
     """One square's inside (everything within a margin of its lines), and over the inside's pixels:
     their offsets from the centre in pitches, which are the square's plate corners, and the quadrant
-    (0..3) each pixel lies in."""
+    (0..3) each pixel lies in. The rest is derived from those once, so that each frame reads all nine
+    squares with a few array operations."""
 
     inside: np.ndarray
     dx: np.ndarray
@@ -1020,19 +1057,74 @@ class _SquareMasks:
     corner: np.ndarray
     quadrant: np.ndarray
     inside_half: float
+    #: (9, P) each square's inside pixels as flat indices into the canonical view (row by row).
+    pixels: np.ndarray
+    #: (P,) distance from the centre (pitches); where a piece's body may lie; the very middle.
+    rad: np.ndarray
+    body_zone: np.ndarray
+    very_middle: np.ndarray
+    #: indices of the corner pixels.
+    corner_at: np.ndarray
+    #: (Q, K) the corner pixels of each quadrant that has some, padded with repeats; which are real.
+    corner_index: np.ndarray
+    corner_valid: np.ndarray
+    #: the plate surface's design matrices (see _plate_design) at the corners' mean positions (Q * 9,
+    #: quadrant by quadrant) and at every inside pixel (9 * P, square by square).
+    corner_design: np.ndarray
+    pixel_design: np.ndarray
+    #: (P, F) the far corners (see FOREIGN_CORNER_RADIUS), one 0/1 column each, and their sizes (F,).
+    far_zones: np.ndarray
+    far_sizes: np.ndarray
+    #: indices of the pixels a piece's middle can reach (MIDDLE_RADIUS around a centroid off by at
+    #: most MAX_PIECE_OFFSET each way).
+    core: np.ndarray
 
 
-def _plate_surface(values: np.ndarray, where: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _median_of_nine(values: np.ndarray) -> float:
+    """``float(np.median(values))`` of the nine squares' ``values`` (9,): the fifth smallest, which an
+    odd count needs no mean for, without np.median's overhead."""
+    return sorted(values.tolist())[GRID_SQUARES**2 // 2]
+
+
+def _masked_medians(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``np.median(values[k][mask[k]], axis=0)`` for every row ``k`` of ``values`` ((N, P) or (N, P, C);
+    ``mask`` (N, P)) at once, NaN for a row with nothing in it: the same numbers (the middle value, or
+    the mean of the middle two), without a call per row. The masked-out values sort last as NaN."""
+    where = mask if values.ndim == 2 else mask[..., None]
+    v = np.where(where, values, np.nan)
+    v.sort(axis=1)
+    count = np.count_nonzero(mask, axis=1)
+    shape = (-1, 1) + (1,) * (values.ndim - 2)
+    lo = (np.maximum(count - 1, 0) // 2).reshape(shape)
+    hi = (count // 2).reshape(shape)
+    return ((np.take_along_axis(v, lo, 1) + np.take_along_axis(v, hi, 1)) / 2)[:, 0]
+
+
+def _corner_medians(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
+    """The median of ``values`` ((9, P, C), over each square's inside) in each corner of each square:
+    (Q, 9, C), quadrant by quadrant, as ``np.median`` gives them."""
+    z = values[:, geo.corner_index]  # (9, Q, K, C)
+    z = np.where(geo.corner_valid[None, :, :, None], z, np.nan)
+    z.sort(axis=2)
+    count = geo.corner_valid.sum(axis=1)
+    q = np.arange(len(count))
+    lo, hi = (count - 1) // 2, count // 2
+    return ((z[:, q, lo] + z[:, q, hi]) / 2).swapaxes(0, 1)
+
+
+def _plate_design(p: np.ndarray) -> np.ndarray:
+    """The plate surface's terms (a quadratic in the canonical coordinates about the board's centre) at
+    the points ``p`` (N, 2): (N, 6)."""
+    x, y = p[:, 0] - 1.5, p[:, 1] - 1.5
+    return np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
+
+
+def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The board's plate as a smooth surface: a quadratic in the canonical coordinates fitted robustly to
-    ``values`` (N, C) measured at ``where`` (N, 2) (the squares' corners, which no piece covers), then
-    evaluated at ``at`` (M, 2). Corners that something else covers (a shadow, a hand, a sheet) stray from
-    the others and are dropped. Returns the surface at ``at`` (M, C) and at ``where`` (N, C)."""
-
-    def design(p: np.ndarray) -> np.ndarray:
-        x, y = p[:, 0] - 1.5, p[:, 1] - 1.5
-        return np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
-
-    a = design(where)
+    ``values`` (N, C) measured at the points whose :func:`_plate_design` is ``a`` (the squares' corners,
+    which no piece covers), then evaluated at the points whose design is ``at`` (M, 6). Corners that
+    something else covers (a shadow, a hand, a sheet) stray from the others and are dropped. Returns
+    the surface at ``at`` (M, C) and at the corners (N, C)."""
     keep = np.ones(len(values), bool)
     coef = np.zeros((a.shape[1], values.shape[1]))
     for _ in range(PLATE_FIT_PASSES):
@@ -1043,7 +1135,7 @@ def _plate_surface(values: np.ndarray, where: np.ndarray, at: np.ndarray) -> tup
         if new_keep.sum() < PLATE_MIN_CORNERS or (new_keep == keep).all():
             break
         keep = new_keep
-    return design(at) @ coef, a @ coef
+    return at @ coef, a @ coef
 
 
 def _read_squares(
@@ -1073,38 +1165,27 @@ def _read_squares(
     s, m = canon.px, canon.margin
     # Clear of the lines' blur: a margin of a few image pixels at least.
     margin = max(params.ring_margin, MARGIN_MIN_PX / max(pitch_px, 1.0))
-    geo = _square_masks(s, round(half_width, 3), round(margin, 3))
-    grey = _squares_of(canon.img, s, m)[:, geo.inside]  # (9, P): the inside of each square
+    geo = _square_masks(s, m, round(half_width, 3), round(margin, 3))
+    grey = canon.img.ravel()[geo.pixels]  # (9, P): the inside of each square
     chans = [grey]
     colour_px = None
     if canon.colour is not None:
-        colour = colour_px = _squares_of(canon.colour, s, m)[:, geo.inside]
+        colour = colour_px = np.take(canon.colour.reshape(-1, 3), geo.pixels, axis=0)
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
         chans += [colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]]
     data = np.stack(chans, axis=-1)  # (9, P, C)
     n_ch = data.shape[-1]
-    centres = SQUARE_CENTRES
     # Each square's four corner medians, then one surface through all of them.
-    corner_vals, corner_pos = [], []
-    for q in range(4):
-        sel = geo.corner & (geo.quadrant == q)
-        if not sel.any():
-            continue
-        corner_vals.append(np.median(data[:, sel, :], axis=1))  # (9, C)
-        off = np.array([geo.dx[sel].mean(), geo.dy[sel].mean()])
-        corner_pos.append(centres + off)
-    vals = np.concatenate(corner_vals)
-    pos = np.concatenate(corner_pos)
-    pix = (centres[:, None, :] + np.stack([geo.dx, geo.dy], axis=1)[None, :, :]).reshape(-1, 2)
-    plate_px, plate_corners = _plate_surface(vals, pos, pix)
+    vals = _corner_medians(data, geo).reshape(-1, n_ch)
+    plate_px, plate_corners = _plate_surface(vals, geo.corner_design, geo.pixel_design)
     # The surface gives the plate's shape; each square's own corners its level (median of four: one
     # corner in a shadow does not move it), so a square lit or clipped unlike the surface stays bare.
-    n_q = len(corner_vals)
+    n_q = len(geo.corner_index)
     own = np.median((vals - plate_corners).reshape(n_q, 9, n_ch), axis=0)  # (9, C)
     plate = plate_px.reshape(9, -1, n_ch) + own[:, None, :]
     dev = data - plate  # (9, P, C)
     # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board.
-    corner_dev = dev[:, geo.corner, :]
+    corner_dev = dev[:, geo.corner_at, :]
     # (Never below the image's own noise: the corners are small where the lines are thick.)
     vary = max(MAD_TO_SIGMA * float(np.median(np.abs(corner_dev[..., 0]))), noise)
     # ...and how much it varies within one corner, around that corner's own level: the plate's texture
@@ -1113,13 +1194,12 @@ def _read_squares(
     texture = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(dev[..., 0], geo))), noise)
     plate_grey = plate[..., 0].mean(axis=1)  # (9,)
     contrast = np.abs(line_level - plate_grey)  # (9,) the grid's own contrast around each square
-    rad = np.hypot(geo.dx, geo.dy)
-    scale = float(np.median(contrast))
+    scale = _median_of_nine(contrast)
     t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
     differs = np.abs(dev[..., 0]) > t_grey[:, None]
     if n_ch == 3:
         cdev = np.hypot(dev[..., 1], dev[..., 2])
-        c_corner = cdev[:, geo.corner]
+        c_corner = cdev[:, geo.corner_at]
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
@@ -1128,7 +1208,10 @@ def _read_squares(
         )
         # Pieces are black or white: on a coloured plate they differ by about the plate's own colour,
         # so a blotch of JPEG colour a fraction of that is not one.
-        plate_chroma = np.linalg.norm(plate[..., 1:].mean(axis=1), axis=1)  # (9,)
+        # (The mean over each square's pixels, summed pixel by pixel as numpy sums this strided view,
+        # from a copy laid out pixel-major, which sums the same way several times faster.)
+        chroma_sum = np.ascontiguousarray(plate[..., 1:].swapaxes(0, 1)).sum(axis=0)
+        plate_chroma = np.linalg.norm(chroma_sum / plate.shape[1], axis=1)  # (9,)
         t_chroma = np.maximum.reduce(
             [
                 np.full(9, params.piece_noise_k * vary_c),
@@ -1147,44 +1230,71 @@ def _read_squares(
     ]
     # A square's corners off the board's surface: something flat covers it (a sheet, a hand).
     background = np.linalg.norm(own, axis=1) > FOREIGN_BACKGROUND_FRAC * scale
-    body_zone = rad <= PIECE_MAX_RADIUS
-    far = geo.corner & (rad >= FOREIGN_CORNER_RADIUS)
-    far_zones = [zone for zone in (far & (geo.quadrant == q) for q in range(4)) if zone.any()]
-    out: list[tuple[str, float, float, float, str, float]] = []
     f0 = params.piece_min_fill
-    evidences, centres_off, edges = _piece_evidence(differs, geo, body_zone)
+    evidences, centres_off, edges = _piece_evidence(differs, geo, geo.body_zone)
     # The second look, only where the first saw nothing.
     white_from = np.minimum(line_level, plate_grey) + 0.5 * contrast
     left = (evidences < f0) & ~background
-    faint = _faint_pieces(
-        t_looks, differs, dev[..., 0], grey, left, plate_grey, white_from, geo, far_zones, f0
-    )
+    faint = _faint_pieces(t_looks, differs, dev[..., 0], grey, left, plate_grey, white_from, geo, f0)
+    most = np.ones(9)  # the highest confidence each square's reading may have
+    if faint:
+        differs = differs.copy()
+        for k, (d, evidence, centre, edge) in faint.items():
+            differs[k], evidences[k], centres_off[k], edges[k] = d, evidence, centre, edge
+            most[k] = FAINT_MAX_CONFIDENCE
+    # Each square's middle (only pixels of the core can be in it) and its median grey, all at once.
+    middles = _middles(geo, centres_off, edges)
+    middle_grey = _masked_medians(grey[:, geo.core], middles)
+    reaches = _reaches_corners(differs, geo)
+    why = ["background" if background[k] else "reaches-corners" if reaches[k] else "" for k in range(9)]
+    for k in np.flatnonzero(evidences >= f0).tolist():
+        if not why[k]:
+            middle = np.zeros(geo.rad.size, bool)
+            middle[geo.core] = middles[k]
+            piece = (float(evidences[k]), centres_off[k], float(edges[k]))
+            why[k] = _shape_problem(differs[k], dev[k, :, 0], piece, middle, geo, f0)
+    looks_coloured = np.zeros(9, bool)
+    rows = np.flatnonzero((evidences >= f0) & ~np.array([bool(w) for w in why]))
+    if colour_px is not None and rows.size:
+        medians = _masked_medians(colour_px[rows][:, geo.core], middles[rows])
+        for row, k in enumerate(rows.tolist()):
+            looks_coloured[k] = _coloured(medians[row], int(middles[k].sum()), plate[k, 0, 1:])
+    out: list[tuple[str, float, float, float, str, float]] = []
     for k in range(9):
-        d = differs[k]
-        evidence, centre, edge = float(evidences[k]), centres_off[k], float(edges[k])
-        most = 1.0  # the highest confidence this square's reading may have
-        if k in faint:
-            d, evidence, centre, edge = faint[k]
-            most = FAINT_MAX_CONFIDENCE
-        rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
-        middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
-        why = "background" if background[k] else ""
-        why = why or _shape_problem(d, dev[k, :, 0], (evidence, centre, edge), middle, geo, far_zones, f0)
+        evidence, problem = float(evidences[k]), why[k]
         dark_ref = min(float(line_level[k]), float(plate_grey[k]))
-        tone = (float(np.median(grey[k][middle])) - dark_ref) / max(float(contrast[k]), 1e-3)
-        if evidence < f0 and not why:
+        tone = (float(middle_grey[k]) - dark_ref) / max(float(contrast[k]), 1e-3)
+        if evidence < f0 and not problem:
             out.append(("empty", 1.0 - 0.5 * evidence / f0, evidence, tone, "", float(plate_grey[k])))
             continue
-        if not why and colour_px is not None and _coloured(colour_px[k][middle], plate[k, 0, 1:]):
-            why = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
-        elif not why and abs(tone - 0.5) < MID_TONE:
-            why = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
+        if not problem and looks_coloured[k]:
+            problem = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
+        elif not problem and abs(tone - 0.5) < MID_TONE:
+            problem = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
         presence = min(1.0, (evidence - f0) / f0)
         # How far the tone is from the middle of the scale, 0.3 away is certain.
         certainty = min(1.0, abs(tone - 0.5) / 0.3)
-        conf = min(most, 0.5 + 0.5 * min(presence, certainty))
-        out.append(("black" if tone < 0.5 else "white", conf, evidence, tone, why, float(plate_grey[k])))
+        conf = min(float(most[k]), 0.5 + 0.5 * min(presence, certainty))
+        state = "black" if tone < 0.5 else "white"
+        out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
     return out
+
+
+def _middles(geo: _SquareMasks, centres: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Each square's piece middle, whose tone says its colour: within ``MIDDLE_OF_EDGE`` of its edge
+    radius (``edges`` (N,), bounded) of its centre (``centres`` (N, 2), pitches from the square's),
+    over the pixels of the core (``geo.core``): (N, core pixels)."""
+    radius = np.maximum(MIDDLE_MIN_RADIUS, np.minimum(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edges))
+    dx, dy = geo.dx[geo.core], geo.dy[geo.core]
+    rr = np.hypot(dx[None, :] - centres[:, :1], dy[None, :] - centres[:, 1:])
+    return rr <= radius[:, None]
+
+
+def _reaches_corners(d: np.ndarray, geo: _SquareMasks) -> np.ndarray:
+    """Whether what differs in each square (``d``, (N, P)) covers its far corners, which no piece
+    reaches: more than ``FOREIGN_CORNER_COVER`` of ``FOREIGN_CORNERS`` of them (a sheet, a hand)."""
+    share = (d.astype(np.float64) @ geo.far_zones) / geo.far_sizes
+    return np.count_nonzero(share > FOREIGN_CORNER_COVER, axis=1) >= FOREIGN_CORNERS
 
 
 def _faint_pieces(
@@ -1196,7 +1306,6 @@ def _faint_pieces(
     plate_grey: np.ndarray,
     white_from: np.ndarray,
     geo: _SquareMasks,
-    far_zones: list[np.ndarray],
     f0: float,
 ) -> dict[int, tuple[np.ndarray, float, np.ndarray, float]]:
     """The faint pieces of the squares ``left`` (9,) by the first look: each finer threshold of
@@ -1204,14 +1313,17 @@ def _faint_pieces(
     plate at the coarser one; a piece of the plate's own tone has only its outline). Returns, per square
     with one, the piece as :func:`_faint_piece` gives it."""
     left = left.copy()
-    body_zone = np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS
-    mid_dev = np.median(grey_dev[:, np.hypot(geo.dx, geo.dy) <= MIDDLE_MIN_RADIUS], axis=1)
     found: dict[int, tuple[np.ndarray, float, np.ndarray, float]] = {}
+    if not left.any():
+        return found
+    mid_dev = np.median(grey_dev[:, geo.very_middle], axis=1)
     for i, t in enumerate(thresholds):
         rows = left & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * t) if i == 0 else left
-        look = _FaintLook.at(t, differs, grey_dev, rows, geo, body_zone)
+        if not rows.any():
+            continue
+        look = _FaintLook.at(t, differs, grey_dev, rows, geo, geo.body_zone)
         for k in look.rows.tolist():
-            piece = look.piece(k, grey_dev[k], geo, far_zones, f0)
+            piece = look.piece(k, grey_dev[k], geo, f0)
             if piece is None:
                 continue
             # Only a white piece, or a black one lighter than the plate (a plate darker than black
@@ -1233,19 +1345,16 @@ def _shape_problem(
     piece: tuple[float, np.ndarray, float],
     middle: np.ndarray,
     geo: _SquareMasks,
-    far_zones: list[np.ndarray],
     f0: float,
 ) -> str:
     """Why what differs in one square (``d``; ``piece``: its evidence, centre and edge as
-    :func:`_piece_evidence` gives them) is not a piece by its shape, or "": it covers the square's far
-    corners, is elongated (a pen, a finger), too small (a crumb, a highlight alone) or reaches the lines
-    without being round (a sheet, a palm)."""
+    :func:`_piece_evidence` gives them) is not a piece by its shape, or "": it is elongated (a pen, a
+    finger), too small (a crumb, a highlight alone) or reaches the lines without being round (a sheet,
+    a palm). (Whether it covers the square's far corners: :func:`_reaches_corners`.)"""
     evidence, centre, edge = piece
-    if sum(float(d[zone].mean()) > FOREIGN_CORNER_COVER for zone in far_zones) >= FOREIGN_CORNERS:
-        return "reaches-corners"
     if evidence < f0:
         return ""
-    if _elongation(d & (np.hypot(geo.dx, geo.dy) <= PIECE_MAX_RADIUS), geo) > FOREIGN_ELONGATION:
+    if _elongation(d & geo.body_zone, geo) > FOREIGN_ELONGATION:
         return "elongated"
     if edge < PIECE_MIN_RADIUS:
         return "small"
@@ -1319,9 +1428,8 @@ def _piece_evidence(
     share = np.sort(np.where(total > 0, hit / np.maximum(total, 1), np.inf), axis=2)
     count = np.count_nonzero(total, axis=2)
     lo, hi = np.maximum(count - 1, 0) // 2, np.minimum(np.maximum(count, 1) // 2, RING_SECTORS - 1)
-    median = (np.take_along_axis(share, lo[..., None], 2) + np.take_along_axis(share, hi[..., None], 2))[
-        ..., 0
-    ] / 2.0
+    rows, rings = np.arange(n)[:, None], np.arange(RING_COUNT)[None, :]
+    median = (share[rows, rings, lo] + share[rows, rings, hi]) / 2.0
     enough = (total.sum(axis=2) >= MIN_RING_PIXELS) & (count > 0)
     ring_share = np.where(enough, median, 0.0)
     best = ring_share.max(axis=1)
@@ -1336,14 +1444,11 @@ def _piece_evidence(
 
 def _corner_spreads(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
     """Absolute deviations of ``values`` ((9, P), one per pixel of each square's inside) in the corners
-    of each square, each from its own corner's median: (9, corner pixels)."""
-    spreads = []
-    for q in range(4):
-        sel = geo.corner & (geo.quadrant == q)
-        if sel.any():
-            z = values[:, sel]
-            spreads.append(np.abs(z - np.median(z, axis=1, keepdims=True)))
-    return np.concatenate(spreads, axis=1)
+    of each square, each from its own corner's median: (corner pixels of the nine squares,) in no
+    particular order."""
+    z = values[:, geo.corner_index]  # (9, Q, K)
+    medians = _corner_medians(values[..., None], geo)[..., 0].T  # (9, Q)
+    return np.abs(z - medians[..., None])[:, geo.corner_valid]
 
 
 @dataclass(frozen=True)
@@ -1374,14 +1479,14 @@ class _FaintLook:
         return cls(threshold, rows, finer, evidence)
 
     def piece(
-        self, k: int, grey_dev: np.ndarray, geo: _SquareMasks, far_zones: list[np.ndarray], f0: float
+        self, k: int, grey_dev: np.ndarray, geo: _SquareMasks, f0: float
     ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
         """Square ``k``'s faint piece by :func:`_faint_piece`, or None (also when not looked at)."""
         if self.evidence is None or k not in self.rows:
             return None
         row = int(np.flatnonzero(self.rows == k)[0])
         found = (float(self.evidence[0][row]), self.evidence[1][row], float(self.evidence[2][row]))
-        return _faint_piece(found, self.differs[k], grey_dev, float(self.threshold[k]), geo, far_zones, f0)
+        return _faint_piece(found, self.differs[k], grey_dev, float(self.threshold[k]), geo, f0)
 
 
 def _faint_piece(
@@ -1390,7 +1495,6 @@ def _faint_piece(
     grey_dev: np.ndarray,
     threshold: float,
     geo: _SquareMasks,
-    far_zones: list[np.ndarray],
     f0: float,
 ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
     """The second look at square ``k``, which shows no piece at the board's variation: a piece a few grey
@@ -1419,7 +1523,7 @@ def _faint_piece(
             return None
     elif not _level_edge(profile, counts, body, lo, hi):
         return None
-    if _shape_problem(d, grey_dev, faint, middle, geo, far_zones, f0):
+    if _reaches_corners(d[None, :], geo)[0] or _shape_problem(d, grey_dev, faint, middle, geo, f0):
         return None
     return d, evidence, centre, edge
 
@@ -1463,16 +1567,16 @@ def _outline(
     return False
 
 
-def _coloured(middle_bgr: np.ndarray, plate_opponent: np.ndarray) -> bool:
-    """Whether a body's middle (its pixels' B, G, R, (P, 3)) is clearly coloured, and not in the plate's
-    own colour (that is the plate showing through, not an object): its saturation, the spread of its
-    median's channels over its brightest channel (at least ``SATURATION_FLOOR``, so that the few levels
-    of colour in a black piece's noise and JPEG do not count), is above ``PIECE_MAX_SATURATION`` (a
-    white balance a tenth warm or cool leaves a white piece near 0.2), and its opponent colour (B-G,
-    R-G) is off the plate's (``plate_opponent``) by more than ``OFF_PLATE_COLOUR`` of its own."""
-    if middle_bgr.shape[0] < MIN_EVIDENCE_PIXELS:
+def _coloured(med: np.ndarray, pixels: int, plate_opponent: np.ndarray) -> bool:
+    """Whether a body's middle (the median of its ``pixels`` pixels' B, G, R: ``med`` (3,)) is clearly
+    coloured, and not in the plate's own colour (that is the plate showing through, not an object): its
+    saturation, the spread of its median's channels over its brightest channel (at least
+    ``SATURATION_FLOOR``, so that the few levels of colour in a black piece's noise and JPEG do not
+    count), is above ``PIECE_MAX_SATURATION`` (a white balance a tenth warm or cool leaves a white piece
+    near 0.2), and its opponent colour (B-G, R-G) is off the plate's (``plate_opponent``) by more than
+    ``OFF_PLATE_COLOUR`` of its own."""
+    if pixels < MIN_EVIDENCE_PIXELS:
         return False
-    med = np.median(middle_bgr, axis=0)
     top = float(med.max())
     if (top - float(med.min())) / max(top, SATURATION_FLOOR) <= PIECE_MAX_SATURATION:
         return False
@@ -1536,16 +1640,26 @@ def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
     if mass < MIN_EVIDENCE_PIXELS:
         return 1.0
     x, y = geo.dx[w], geo.dy[w]
-    sxx, syy, sxy = x.var(), y.var(), float(np.mean((x - x.mean()) * (y - y.mean())))
+    # x.var(), y.var() and the mean of (x - x.mean()) * (y - y.mean()), step for step as numpy takes
+    # them (float32 sums, each divided by the count in float64), without the wrappers' overhead.
+    n = np.intp(x.size)
+    ex = x - np.float32(np.add.reduce(x) / n)
+    ey = y - np.float32(np.add.reduce(y) / n)
+    sxx = np.float32(np.add.reduce(ex * ex) / n)
+    syy = np.float32(np.add.reduce(ey * ey) / n)
+    sxy = float(np.float32(np.add.reduce(ex * ey) / n))
     half_tr = (sxx + syy) / 2.0
     root = math.sqrt(max(half_tr**2 - (sxx * syy - sxy**2), 0.0))
     return math.sqrt((half_tr + root) / max(half_tr - root, 1e-6))
 
 
-def _ring_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, ...]:
-    """One square's masks (s, s): background ring, piece disc and the inside (everything within the
-    ring's outer edge); and, over the inside's pixels, where the ring and the disc are and each pixel's
-    offset from the centre in pitches (dx, dy)."""
+@lru_cache(maxsize=64)
+def _ring_masks(s: int, m: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, ...]:
+    """One square's geometry for the ring reading, over the pixels of its inside (everything within the
+    ring's outer edge): where the background ring is (a mask) and, as indices, where the ring and the
+    piece disc are; each pixel's offset from the centre in pitches (dx, dy); and the nine squares'
+    inside pixels as flat indices into a canonical view of ``s`` px per square and ``m`` margin (9, P).
+    It depends on these sizes alone, so every frame at them shares it."""
     yy, xx = np.mgrid[0:s, 0:s].astype(np.float32)
     dx = (xx + 0.5) / s - 0.5
     dy = (yy + 0.5) / s - 0.5
@@ -1556,7 +1670,19 @@ def _ring_masks(s: int, half_width: float, params: DetectorParams) -> tuple[np.n
     ring = (cheb <= ring_out) & (cheb >= ring_in)
     disc = rad <= min(params.piece_radius, ring_in)
     inside = cheb <= ring_out
-    return ring, disc, inside, ring[inside], disc[inside], dx[inside], dy[inside]
+    row, col = np.divmod(np.arange(9), 3)
+    ys, xs = np.nonzero(inside)
+    size = GRID_SQUARES * s + 2 * m
+    pixels = (m + row[:, None] * s + ys[None, :]) * size + (m + col[:, None] * s + xs[None, :])
+    ring_i = ring[inside]
+    return _read_only(
+        ring_i, np.flatnonzero(ring_i), np.flatnonzero(disc[inside]), dx[inside], dy[inside], pixels
+    )
+
+
+#: the plane the nine squares' ring backgrounds are fitted with (see _foreign_ring): 1, column, row.
+BACKGROUND_PLANE: Final = np.stack([np.ones(9), np.arange(9) % 3 - 1.0, np.arange(9) // 3 - 1.0], axis=1)
+BACKGROUND_PLANE.flags.writeable = False
 
 
 def _read_squares_ring(
@@ -1576,24 +1702,29 @@ def _read_squares_ring(
     Glare spots on a black piece and shading on a white one are minorities of the disc.
     """
     s, m = canon.px, canon.margin
-    _ring, _disc, inside, ring_i, disc_i, dx_i, dy_i = _ring_masks(s, round(half_width, 3), params)
-    grey_sq = _squares_of(canon.img, s, m)
-    grey = grey_sq[:, inside]  # (9, P): the inside of each square
-    colour = _squares_of(canon.colour, s, m)[:, inside] if canon.colour is not None else None
-    bg_grey = np.median(grey[:, ring_i], axis=1)  # (9,)
+    ring_i, ring_at, disc_at, dx_i, dy_i, pixels = _ring_masks(s, m, round(half_width, 3), params)
+    grey = canon.img.ravel()[pixels]  # (9, P): the inside of each square
+    grey_ring = grey[:, ring_at]
+    chroma = None
+    if canon.colour is None:
+        bg_grey, bg_chroma = np.median(grey_ring, axis=1), np.zeros((9, 2), np.float32)  # (9,), (9, 2)
+    else:
+        colour = np.take(canon.colour.reshape(-1, 3), pixels, axis=0)
+        # Opponent colour (blue-green, red-green): what the grey level cannot see.
+        chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
+        # The ring's median grey and chroma, in one call.
+        ring_all = np.concatenate([grey_ring[:, :, None], chroma[:, ring_at]], axis=2)  # (9, R, 3)
+        ring_level = np.median(ring_all, axis=1)
+        bg_grey, bg_chroma = ring_level[:, 0], ring_level[:, 1:]
     contrast = np.abs(line_level - bg_grey)  # (9,) the grid's own contrast around each square
     # How much bare board varies (noise, texture, glow of the lines): pooled over the nine rings, robust
     # to the few a piece reaches into. A pixel differs from its background beyond k times that.
-    ring_dev = np.abs(grey[:, ring_i] - bg_grey[:, None])
+    ring_dev = np.abs(grey_ring - bg_grey[:, None])
     vary = MAD_TO_SIGMA * float(np.median(ring_dev))
     t_grey = np.maximum(params.piece_noise_k * vary, RING_PIECE_MIN_FRAC * contrast)
     differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
-    bg_chroma = np.zeros((9, 2), np.float32)
-    if colour is not None:
-        # Opponent colour (blue-green, red-green): what the grey level cannot see.
-        chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
-        bg_chroma = np.median(chroma[:, ring_i], axis=1)
-        ring_cdev = np.linalg.norm(chroma[:, ring_i] - bg_chroma[:, None, :], axis=2)
+    if chroma is not None:
+        ring_cdev = _chroma_distance(chroma[:, ring_at], bg_chroma)
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
@@ -1601,11 +1732,10 @@ def _read_squares_ring(
             CHROMA_TAIL_TO_SIGMA * float(np.percentile(ring_cdev, 90)),
         )
         t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
-        dev_chroma = np.linalg.norm(chroma - bg_chroma[:, None, :], axis=2)
-        differs |= dev_chroma > t_chroma[:, None]
-    fill = differs[:, disc_i].mean(axis=1)
+        differs |= _chroma_distance(chroma, bg_chroma) > t_chroma[:, None]
+    fill = differs[:, disc_at].mean(axis=1)
     dark_ref = np.minimum(line_level, bg_grey)
-    t = (np.median(grey[:, disc_i], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
+    t = (np.median(grey[:, disc_at], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
     foreign = _foreign_ring(differs, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = RING_PIECE_MIN_FILL
@@ -1619,6 +1749,15 @@ def _read_squares_ring(
         conf = 0.5 + 0.5 * min(presence, certainty)
         out.append(("black" if tone < 0.5 else "white", conf, f, tone, why, bg))
     return out
+
+
+def _chroma_distance(chroma: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """The distance of each pixel's opponent colour (``chroma``, (9, N, 2)) from its square's
+    (``ref``, (9, 2)): (9, N), as ``np.linalg.norm(chroma - ref[:, None, :], axis=2)`` gives it (the
+    same sum of two squares), without its detour through a strided reduction."""
+    a = chroma[..., 0] - ref[:, None, 0]
+    b = chroma[..., 1] - ref[:, None, 1]
+    return np.sqrt(a * a + b * b)
 
 
 def _foreign_ring(
@@ -1657,12 +1796,11 @@ def _foreign_ring(
     elong = np.sqrt((half_tr + root) / np.maximum(half_tr - root, 1e-6))
     enough = mass >= RING_FOREIGN_MIN_AREA * differs.shape[1]
     # Background against a plane through the nine squares' backgrounds (grey and both chroma axes).
-    cols, rows = np.arange(n) % 3 - 1.0, np.arange(n) // 3 - 1.0
-    design = np.stack([np.ones(n), cols, rows], axis=1)
+    design = BACKGROUND_PLANE
     bgs = np.column_stack([bg_grey, bg_chroma]).astype(np.float64)
     coef, *_ = np.linalg.lstsq(design, bgs, rcond=None)
     resid = np.linalg.norm(bgs - design @ coef, axis=1)
-    scale = float(np.median(contrast))
+    scale = _median_of_nine(contrast)
     for k in range(n):
         if enough[k] and ring_cover[k] > RING_FOREIGN_RING_COVER:
             why[k] = "reaches-lines"
@@ -1671,13 +1809,6 @@ def _foreign_ring(
         elif resid[k] > FOREIGN_BACKGROUND_FRAC * scale:
             why[k] = "background"
     return why
-
-
-def _squares_of(img: np.ndarray, s: int, m: int) -> np.ndarray:
-    """The nine squares of a canonical view as an array (9, s, s[, C])."""
-    grid = img[m : m + 3 * s, m : m + 3 * s]
-    rest = grid.shape[2:]
-    return grid.reshape(3, s, 3, s, *rest).swapaxes(1, 2).reshape(9, s, s, *rest)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -1722,10 +1853,8 @@ def _supply(
         cv2.fillConvexPoly(mask, grid_small, 0)
         mask = cv2.erode(mask, kernel)
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        for cnt in contours:
-            if len(cnt) < 3:
-                continue
-            for centre, radius in _piece_discs(cnt, dmin, dmax, params.supply_min_roundness):
+        for k in _disc_sized(contours, dmin, dmax).tolist():
+            for centre, radius in _piece_discs(contours[k], dmin, dmax, params.supply_min_roundness):
                 u, v = _apply_h(h, centre[None, :] / scale)[0]
                 if -mg < u < 3 + mg and -mg < v < 3 + mg:
                     continue
@@ -1744,6 +1873,23 @@ def _supply(
                     )
                 )
     return found
+
+
+def _disc_sized(contours: tuple[np.ndarray, ...], dmin: float, dmax: float) -> np.ndarray:
+    """Indices of the ``contours`` of three points or more whose bounding box (as cv2.boundingRect
+    gives it: the points' extent plus one) is at least ``dmin`` long and ``DISC_MIN_ASPECT`` of that
+    wide, and whose points span no more than ``dmax`` (the circle enclosing them is at least as wide
+    as they span; the margin covers its float32 radius): the only ones :func:`_piece_discs` can take.
+    Most are specks of noise, streaks or large patches; this sorts them out in one pass."""
+    if not contours:
+        return np.zeros(0, np.int64)
+    sizes = np.array([len(c) for c in contours])
+    starts = np.cumsum(sizes) - sizes
+    pts = np.concatenate(contours).reshape(-1, 2)
+    extent = np.maximum.reduceat(pts, starts) - np.minimum.reduceat(pts, starts) + 1
+    longer, shorter = extent.max(axis=1), extent.min(axis=1)
+    fits = longer - 1 <= 1.01 * dmax
+    return np.flatnonzero((sizes >= 3) & (longer >= dmin) & (shorter >= DISC_MIN_ASPECT * longer) & fits)
 
 
 def _neutral(bgr: np.ndarray, centre: np.ndarray, radius: float, colour: str) -> bool:
@@ -1771,7 +1917,7 @@ def _piece_discs(
     # A pixel contour runs through the boundary pixels' centres: half a pixel inside the blob.
     area = cv2.contourArea(cnt) + 0.5 * cv2.arcLength(cnt, True)
     (cx, cy), radius = cv2.minEnclosingCircle(cnt)
-    if 2 * radius <= dmax and min(bw, bh) >= 0.6 * max(bw, bh):
+    if 2 * radius <= dmax and min(bw, bh) >= DISC_MIN_ASPECT * max(bw, bh):
         (_rx, _ry), (rw, rh), _ra = cv2.minAreaRect(cnt)
         # Round: fills enough of its enclosing circle, and not its bounding rectangle the way the
         # squares of a calibration marker do (a disc fills pi/4 of it).
@@ -2391,8 +2537,6 @@ def read_at_pose(
     if typical < max(3.0 * im.sigma, 0.05 * im.spread):
         seen[:] = False  # no grid contrast at all: all of it is covered
     occlusion = float(1.0 - seen.mean())
-    hidden = np.zeros(9)
-    total = np.zeros(9)
     # A sample is covered when its line is not seen *and* the line's own grey is not there: two white
     # pieces on both sides of a light line take its contrast, not its grey.
     line_grey = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
@@ -2400,7 +2544,7 @@ def read_at_pose(
     if typical < max(3.0 * im.sigma, 0.05 * im.spread):
         covered[:] = True
     crossed = _crossed_squares(~covered, owners)
-    line_level = _line_levels(peaks, owners, seen)
+    line_level = _line_levels(peaks, owners, seen, line_grey)
     readings = _combine(
         _read_squares_ring(canon, half_width, line_level, params),
         _read_squares(canon, half_width, line_level, pitch, im.sigma, params),
@@ -2410,12 +2554,9 @@ def read_at_pose(
     like_line = np.array([(r[0] == "black") == (sign < 0) and r[0] in ("black", "white") for r in readings])
     own_ok = owners >= 0
     explained = (~own_ok | like_line[np.where(own_ok, owners, 0)]).all(axis=1)
-    hidden_sample = ~seen & ~explained
-    for col in range(2):
-        sq = owners[:, col]
-        ok = sq >= 0
-        np.add.at(total, sq[ok], 1)
-        np.add.at(hidden, sq[ok], hidden_sample[ok].astype(float))
+    hidden_sample = np.broadcast_to((~seen & ~explained)[:, None], owners.shape)
+    total = np.bincount(owners[own_ok], minlength=9).astype(float)
+    hidden = np.bincount(owners[own_ok], weights=hidden_sample[own_ok].astype(float), minlength=9)
     hidden_frac = hidden / np.maximum(total, 1)
     centres = _apply_h(np.linalg.inv(h), SQUARE_CENTRES)
     squares: list[SquareReading] = []
@@ -2468,9 +2609,11 @@ def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:
     across a line leave."""
     # Samples are laid out as (line, square along it, position, vertical/horizontal): see _line_sampling.
     hidden = ~seen.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)
-    run = HIDDEN_RUN_SAMPLES
-    windows = np.stack([hidden[:, :, i : i + run, :].all(axis=2) for i in range(LINE_SAMPLES - run + 1)])
-    hit = windows.any(axis=0)  # (line, square along, orientation)
+    starts = LINE_SAMPLES - HIDDEN_RUN_SAMPLES + 1
+    runs = hidden[:, :, :starts, :].copy()  # a hidden run starts at each of these samples
+    for i in range(1, HIDDEN_RUN_SAMPLES):
+        runs &= hidden[:, :, i : i + starts, :]
+    hit = runs.any(axis=2)  # (line, square along, orientation)
     own = owners.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2, 2)[:, :, 0, :, :]
     crossed = np.zeros(9, bool)
     marked = own[hit].ravel()
@@ -2478,10 +2621,10 @@ def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:
     return crossed
 
 
-def _line_levels(peaks: np.ndarray, owners: np.ndarray, seen: np.ndarray) -> np.ndarray:
+def _line_levels(peaks: np.ndarray, owners: np.ndarray, seen: np.ndarray, overall: float) -> np.ndarray:
     """The grey level of the lines around each square (median of its seen border samples; the whole
-    grid's where none is seen), so that lighting gradients shift both references of a square alike."""
-    overall = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
+    grid's, ``overall``, where too few are seen), so that lighting gradients shift both references of a
+    square alike."""
     idx = _square_samples(owners.tobytes(), owners.shape)  # (9, K): each square's border samples
     vals = np.where(seen[idx], peaks[idx], np.nan)
     vals.sort(axis=1)  # NaN (not seen) last
