@@ -121,6 +121,8 @@ NEAR_GAP_PX: Final = 2
 #: stays within OUTLINE_FACE_K thresholds of level (see _outline).
 OUTLINE_K: Final = 2.0
 OUTLINE_FACE_K: Final = 1.0
+#: ...and the plate is back within this many rings beyond the outline's inner edge plus two.
+OUTLINE_MAX_RINGS: Final = 4
 #: the first finer look only at squares whose very middle is off the plate by this share of what a
 #: faint body needs.
 FAINT_PREFILTER: Final = 0.5
@@ -1560,9 +1562,12 @@ def _outline(
         if abs(depth) < OUTLINE_K * threshold:
             continue
         face = profile[: max(i - 1, 2)]
-        level = float(np.abs(face - body).max()) <= OUTLINE_FACE_K * threshold
-        back = abs(float(profile[min(i + 2, len(profile) - 1)])) <= 0.5 * abs(float(profile[i]))
-        if level and back:
+        if float(np.abs(face - body).max()) > OUTLINE_FACE_K * threshold:
+            continue
+        # The plate comes back beyond the outline: a large piece's rim and shadow together make a band
+        # a few rings wide.
+        far = profile[i + 2 : min(i + 2 + OUTLINE_MAX_RINGS, len(profile))]
+        if far.size and float(np.abs(far).min()) <= 0.5 * abs(float(profile[i])):
             return True
     return False
 
