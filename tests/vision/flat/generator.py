@@ -1169,6 +1169,12 @@ def make_set_with_info(n: int, seed: int) -> list[tuple[Sample, RenderInfo]]:
     return [_render(_frame_rng(seed, 0, i + 1), fam) for i, fam in enumerate(set_families(n, seed))]
 
 
+def make_frame(index: int, seed: int) -> Sample:
+    """Frame ``index`` of ``make_set(n, seed)`` for any ``n`` above it, rendered alone."""
+    family = set_families(index + 1, seed)[index]
+    return _render(_frame_rng(seed, 0, index + 1), family)[0]
+
+
 def make_set(n: int, seed: int) -> list[Sample]:
     """``n`` frames cycling through the condition families; deterministic for a seed."""
     return [s for s, _ in make_set_with_info(n, seed)]

@@ -1,0 +1,69 @@
+"""The comb search: the grid found as four evenly spaced lines each way when pieces break up its cells.
+
+Its evidence is ridges (a pixel standing out of both its sides), tested on drawn profiles; and boards
+whose cells large pieces break (full boards, thin lines) are found where they are, on frames of the
+independent flat renderer (tests/vision/flat, a tuning set) that the cells alone do not place.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from services.vision import detector as D
+from tests.vision.flat.generator import make_frame
+
+#: (seed, index) of flat frames whose cells give no lattice: full or nearly full boards of large pieces.
+BROKEN_CELLS = ((4, 129), (2, 18), (2, 185), (2, 190))
+ANGLE_TOL_DEG = 1.5
+CENTRE_TOL_PITCH = 0.15
+
+
+def _profile_image(profile: list[float], rows: int = 5) -> np.ndarray:
+    return np.tile(np.asarray(profile, np.float32), (rows, 1))
+
+
+def test_a_thin_line_is_a_ridge_at_every_reach() -> None:
+    for width in (1, 3, 5):
+        row = [10.0] * 20
+        for i in range(8, 8 + width):
+            row[i] = 50.0
+        ridges = D._ridges(_profile_image(row), 1)
+        assert ridges[2, 8 + width // 2] == pytest.approx(40.0), width
+
+
+def test_a_step_edge_is_no_ridge() -> None:
+    # A piece's or the plate's border: one side is as high as the edge itself.
+    ridges = D._ridges(_profile_image([10.0] * 10 + [50.0] * 10), 1)
+    assert float(ridges.max()) == 0.0
+
+
+def test_a_wide_band_is_no_ridge() -> None:
+    # A piece across the profile is wider than any reach: only its rim answers, not its middle.
+    row = [10.0] * 4 + [50.0] * 20 + [10.0] * 4
+    ridges = D._ridges(_profile_image(row), 1)
+    assert float(ridges[2, 8:20].max()) == 0.0
+
+
+def test_ridges_run_along_either_axis() -> None:
+    image = np.full((20, 20), 10.0, np.float32)
+    image[9, :] = 60.0  # a horizontal line: a ridge across y
+    assert float(D._ridges(image, 0)[9].min()) == pytest.approx(50.0)
+    assert float(D._ridges(image, 1).max()) == 0.0
+
+
+@pytest.mark.parametrize(("seed", "index"), BROKEN_CELLS)
+def test_a_board_whose_cells_pieces_break_is_found_in_place(seed: int, index: int) -> None:
+    sample = make_frame(index, seed)
+    im = D._prepare_image(sample.image)
+    for image, scale in ((im.small, im.scale), (im.gray, 1.0)):
+        lattice = D._locate(image, scale, im.sigma, im.spread, D.DEFAULT_PARAMS, None)
+        assert lattice is None or len(lattice[0].centers) < D.COMB_BELOW_CELLS  # the comb's case
+    det = D.detect(sample.image)
+    assert det.found and det.pose is not None
+    turn = abs(((det.pose.angle_deg - sample.angle_deg) + 45.0) % 90.0 - 45.0)
+    assert turn < ANGLE_TOL_DEG
+    off = math.dist((det.pose.center_px.x, det.pose.center_px.y), sample.centre_px)
+    assert off < CENTRE_TOL_PITCH * sample.pitch_px
