@@ -1345,7 +1345,6 @@ def _faint_pieces(
     return found
 
 
-
 def _level_beyond(
     grey_dev: np.ndarray, piece: tuple[np.ndarray, float, np.ndarray, float], geo: _SquareMasks
 ) -> bool:
