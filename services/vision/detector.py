@@ -115,8 +115,6 @@ OFF_PLATE_COLOUR: Final = 0.5
 MID_TONE: Final = 0.15
 #: a faint body's face varies by at most this share of its level up to its edge (see _faint_piece).
 FAINT_PLATEAU: Final = 0.4
-#: ...and a dark faint body's plate is level over this many rings beyond its edge (see _level_beyond).
-BEYOND_RINGS: Final = 3
 #: a line's near sides lie this many pixels beyond its half width (see _verify_grid).
 NEAR_GAP_PX: Final = 2
 #: a faint piece of the plate's own tone: its outline is this many thresholds off its face, which
@@ -1330,36 +1328,18 @@ def _faint_pieces(
             piece = look.piece(k, grey_dev[k], geo, f0)
             if piece is None:
                 continue
-            # A faint dark middle may be the plate between the glows of thick light lines; a black
-            # piece stands out from any plate lighter than itself, unless the plate is nearly as dark
-            # (a black plate). A glow goes on rising past the plate's level beyond the dark middle's
-            # edge; around a piece, the plate is level. (A white piece, a black one lighter than a
-            # plate darker than itself, and a piece seen by its outline alone have no such twin.)
+            # Only a white piece, or a black one lighter than the plate (a plate darker than black
+            # pieces), can be that faint: a faint dark middle is the plate between the glows of thick
+            # light lines, and a black piece stands out from any plate lighter than itself. (A piece
+            # seen by its outline alone has no middle off the plate to judge.) Tried: a dark middle
+            # with the plate level beyond its edge; it read phantoms on the real photos' dark board.
             tone_grey = _middle_grey(grey[k], piece, geo)
             body_off = abs(tone_grey - float(plate_grey[k])) > FAINT_BODY_K * float(t[k])
-            darker = body_off and tone_grey < white_from[k] and tone_grey <= plate_grey[k]
-            if darker and not _level_beyond(grey_dev[k], piece, geo):
+            if body_off and tone_grey < white_from[k] and tone_grey <= plate_grey[k]:
                 continue
             found[k] = piece
             left[k] = False
     return found
-
-
-def _level_beyond(
-    grey_dev: np.ndarray, piece: tuple[np.ndarray, float, np.ndarray, float], geo: _SquareMasks
-) -> bool:
-    """Whether the plate is level just beyond a dark faint body's edge: the mean deviation from the
-    plate (``grey_dev``, one square's) in the ``BEYOND_RINGS`` rings past the ring of its edge rises by
-    at most ``FAINT_PLATEAU`` of the body's own deviation above the plate's level."""
-    _d, _evidence, centre, edge = piece
-    rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
-    ring = np.floor(rr / RING_STEP).astype(np.int64)
-    counts = np.bincount(ring)
-    profile = np.bincount(ring, weights=grey_dev) / np.maximum(counts, 1)
-    body = abs(float(profile[0]))
-    first = int(edge / RING_STEP) + 1
-    beyond = profile[first : first + BEYOND_RINGS][counts[first : first + BEYOND_RINGS] > 0]
-    return beyond.size > 0 and float(beyond.max()) <= FAINT_PLATEAU * body
 
 
 def _shape_problem(
@@ -2144,6 +2124,25 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         # Only while no board is known (a tracked board has its prior): it costs a few tens of ms.
         full = _comb_search(replace(im, small=im.gray, scale=1.0), p)
         best = _best_candidate(im, [(h, pitch, 0) for h, pitch in full], p)
+    if best is None and prior is None and im.bgr is not None:
+        # Lines that differ from the plate more in colour than in luminance (dark blue lines on a blue
+        # plate: blue weighs a tenth in grey) stand out in each pixel's brightest channel. The grid is
+        # searched for there; the squares are still read in grey and colour.
+        brightest = _search(_prepare_image(np.ascontiguousarray(im.bgr.max(axis=2))), p, None, t0)
+        if brightest.found and brightest.pose is not None:
+            det = read_at_pose(im, brightest.pose, brightest.polarity, brightest.extra["half_width"], p)
+            return replace(
+                det,
+                pose_source="detected",
+                cells=brightest.cells,
+                processing_ms=_ms_since(t0),
+                extra={
+                    **det.extra,
+                    "half_width": brightest.extra["half_width"],
+                    "tracked": 0.0,
+                    "brightest": 1.0,
+                },
+            )
     if best is None:
         if prior is None:
             return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))

@@ -2,7 +2,8 @@
 
 Its evidence is ridges (a pixel standing out of both its sides), tested on drawn profiles; and boards
 whose cells large pieces break (full boards, thin lines) are found where they are, on frames of the
-independent flat renderer (tests/vision/flat, a tuning set) that the cells alone do not place.
+independent flat renderer (tests/vision/flat, a tuning set) that the cells alone do not place. Last,
+a grid that grey does not show (dark blue lines on a blue plate) is found in the brightest channel.
 """
 
 from __future__ import annotations
@@ -67,3 +68,20 @@ def test_a_board_whose_cells_pieces_break_is_found_in_place(seed: int, index: in
     assert turn < ANGLE_TOL_DEG
     off = math.dist((det.pose.center_px.x, det.pose.center_px.y), sample.centre_px)
     assert off < CENTRE_TOL_PITCH * sample.pitch_px
+
+
+def test_lines_that_differ_in_colour_more_than_in_grey_are_found_in_the_brightest_channel() -> None:
+    # A blue plate with dark blue lines on a dark table (flat frame 3/91): blue weighs a tenth in grey.
+    sample = make_frame(91, 3)
+    im = D._prepare_image(sample.image)
+    grey_only = D._search(D.replace(im, bgr=None), D.DEFAULT_PARAMS, None, 0.0)
+    assert not grey_only.found  # the case: grey alone does not show the grid
+    det = D.detect(sample.image)
+    assert det.found and det.pose is not None and det.extra.get("brightest") == 1.0
+    turn = ((det.pose.angle_deg - sample.angle_deg) + 45.0) % 90.0 - 45.0
+    assert abs(turn) < ANGLE_TOL_DEG
+    quarter = round((det.pose.angle_deg - sample.angle_deg) / 90.0)
+    rows = [sample.board[i * 3 : i * 3 + 3] for i in range(3)]
+    for _ in range(quarter % 4):
+        rows = ["".join(r) for r in zip(*rows[::-1], strict=True)]
+    assert det.board == "".join(rows)
