@@ -632,15 +632,8 @@ def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
     solids: list[float] = []
     if hierarchy is None:
         return _Cells(np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0))
-    hier = hierarchy[0]
-    for i, cnt in enumerate(contours):
-        if hier[i][3] != -1 or len(cnt) < 4:
-            continue  # holes (pieces inside cells) and specks
-        x, y, bw, bh = cv2.boundingRect(cnt)
-        if bw * bh < min_area or bw * bh > 2.2 * max_area:
-            continue
-        if x <= 0 or y <= 0 or x + bw >= w or y + bh >= h:
-            continue  # touches the frame: not a closed cell
+    for i in _boxed_outer(contours, hierarchy[0], min_area, 2.2 * max_area, w, h).tolist():
+        cnt = contours[i]
         hull = cv2.convexHull(cnt)
         hull_area = cv2.contourArea(hull)
         if hull_area < min_area or hull_area > max_area:
@@ -672,6 +665,28 @@ def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
     return _Cells(np.array(centers), np.array(sides), np.array(angles), np.array(solids))
 
 
+def _boxed_outer(
+    contours: tuple[np.ndarray, ...], hier: np.ndarray, min_box: float, max_box: float, w: int, h: int
+) -> np.ndarray:
+    """Indices of the contours that may be cells, in order: outer contours (not holes: pieces inside
+    cells) of at least four points (not specks) whose bounding box (as ``cv2.boundingRect``) covers
+    ``min_box`` to ``max_box`` pixels and does not touch the frame (not a closed cell). All at once,
+    so that only these few are looked at one by one."""
+    lengths = np.fromiter((len(c) for c in contours), np.int64, len(contours))
+    keep = (hier[:, 3] == -1) & (lengths >= 4)
+    cand = np.flatnonzero(keep)
+    if cand.size == 0:
+        return cand
+    pts = np.concatenate([contours[i] for i in cand.tolist()]).reshape(-1, 2)
+    starts = np.concatenate([[0], np.cumsum(lengths[cand])[:-1]])
+    x0, y0 = np.minimum.reduceat(pts, starts, axis=0).T
+    x1, y1 = np.maximum.reduceat(pts, starts, axis=0).T
+    # The box's sides count the pixels they span, both ends included.
+    box = (x1 - x0 + 1) * (y1 - y0 + 1)
+    inside = (x0 > 0) & (y0 > 0) & (x1 + 1 < w) & (y1 + 1 < h)
+    return cand[(box >= min_box) & (box <= max_box) & inside]
+
+
 # ----------------------------------------------------------------------------------------------------
 # stage 2: lattice
 
@@ -690,14 +705,38 @@ class _Lattice:
     scale: float = 1.0
 
 
+#: a lattice position near an anchor cell (column and row steps from it) -> (residual, cell index, cells
+#: there) of the cell nearest to it (the first of equals), in the order the positions first appear.
+_Nearest = dict[tuple[int, int], tuple[float, int, int]]
+
+
+def _nearest_at(cols: list[int], rows: list[int], res: list[float], members: list[int]) -> _Nearest:
+    """For every lattice position within two steps of the anchor (every 3x3 window holding the anchor
+    lies there), the cell nearest to it, as :func:`_find_lattice` chooses one per square of a window: a
+    window's choice at a position depends on that position's cells only."""
+    out: _Nearest = {}
+    for key in zip(cols, rows, res, members, strict=True):
+        col, row, r, m = key
+        if not (-2 <= col <= 2 and -2 <= row <= 2):
+            continue
+        had = out.get((col, row))
+        if had is None:
+            out[(col, row)] = (r, m, 1)
+        else:
+            out[(col, row)] = (r, m, had[2] + 1) if r < had[0] else (had[0], had[1], had[2] + 1)
+    return out
+
+
 def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
+    """The best 3x3 window of cells on a common lattice (see the module's step 2), or None."""
     n = len(cells.side)
     if n < 2:
         return None
-    best: _Lattice | None = None
+    #: the best window so far: (score, its squares' keys sorted, their cells, pitch, anchor's angle).
+    best: tuple[float, list[int], list[int], float, float] | None = None
     tol = params.lattice_tolerance
     for i in range(n):
-        if best is not None and len(best.centers) == GRID_SQUARES**2 and best.score > FULL_GRID_SCORE:
+        if best is not None and len(best[1]) == GRID_SQUARES**2 and best[0] > FULL_GRID_SCORE:
             break  # a full, tight grid: no other anchor can beat it by more than noise
         si = cells.side[i]
         ai = cells.angle[i]
@@ -727,38 +766,41 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
         on = (np.abs(u - mu) < tol) & (np.abs(v - mv) < tol)
         if on.sum() < 2:
             continue
-        mu_on = mu[on].astype(int)
-        mv_on = mv[on].astype(int)
-        res_on = np.hypot(u - mu, v - mv)[on]
-        idx_on = idx[on]
+        nearest = _nearest_at(
+            mu[on].astype(int).tolist(),
+            mv[on].astype(int).tolist(),
+            np.hypot(u - mu, v - mv)[on].tolist(),
+            idx[on].tolist(),
+        )
         # The best 3x3 window containing the anchor (0, 0).
         for c0 in range(-2, 1):
             for r0 in range(-2, 1):
-                inside = (mu_on >= c0) & (mu_on <= c0 + 2) & (mv_on >= r0) & (mv_on <= r0 + 2)
-                if inside.sum() < 2:
-                    continue
-                keys = (mu_on[inside] - c0) + 3 * (mv_on[inside] - r0)
-                res = res_on[inside]
-                members = idx_on[inside]
-                chosen: dict[int, tuple[float, int]] = {}
-                for k, r_, m_ in zip(keys.tolist(), res.tolist(), members.tolist(), strict=True):
-                    if k not in chosen or r_ < chosen[k][0]:
-                        chosen[k] = (r_, m_)
-                count = len(chosen)
-                mean_res = sum(r for r, _ in chosen.values()) / count
+                inside = [
+                    (col - c0 + 3 * (row - r0), at)
+                    for (col, row), at in nearest.items()
+                    if c0 <= col <= c0 + 2 and r0 <= row <= r0 + 2
+                ]
+                if sum(at[2] for _, at in inside) < 2:
+                    continue  # fewer than two cells in the window
+                count = len(inside)
+                # Summed in the order the squares' cells first appear (the same float sum every time).
+                mean_res = sum(at[0] for _, at in inside) / count
                 score = count - mean_res
-                if best is None or score > best.score:
-                    ks = np.array(sorted(chosen))
-                    mem = np.array([chosen[k][1] for k in ks])
-                    best = _Lattice(
-                        centers=cells.center[mem],
-                        colrow=np.stack([ks % 3, ks // 3], axis=1),
-                        pitch=pitch,
-                        angle=float(ai),
-                        score=score,
-                        side=float(np.median(cells.side[mem])),
-                    )
-    return best
+                if best is None or score > best[0]:
+                    inside.sort(key=lambda entry: entry[0])
+                    best = (score, [k for k, _ in inside], [at[1] for _, at in inside], pitch, float(ai))
+    if best is None:
+        return None
+    score, keys, members, pitch, angle = best
+    ks, mem = np.array(keys), np.array(members)
+    return _Lattice(
+        centers=cells.center[mem],
+        colrow=np.stack([ks % 3, ks // 3], axis=1),
+        pitch=pitch,
+        angle=angle,
+        score=score,
+        side=float(np.median(cells.side[mem])),
+    )
 
 
 def _fit_homography(lat: _Lattice) -> np.ndarray | None:
