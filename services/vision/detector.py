@@ -291,6 +291,8 @@ HIDDEN_RUN_SAMPLES: Final = 4
 #: fewest seen line samples around a square to take their level rather than the grid's.
 MIN_LINE_SAMPLES: Final = 6
 #: canonical centres of squares 1..9.
+#: the float64 machine epsilon (``np.polyfit``'s default ``rcond`` is the points' count times it).
+FLOAT_EPS: Final = float(np.finfo(np.float64).eps)
 SQUARE_CENTRES: Final = np.array([[(n % 3) + 0.5, (n // 3) + 0.5] for n in range(9)])
 SQUARE_CENTRES.flags.writeable = False
 
@@ -857,6 +859,19 @@ def _segment_bounds(s: int, m: int) -> np.ndarray:
     return np.array(out)
 
 
+def _straight_fit(t: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Slope and intercept of the least-squares line through (``t``, ``y``): ``np.polyfit(t, y, 1)``
+    without its checks and options, in the same steps (columns scaled to unit norm, the same LAPACK
+    solve), so that the fit is the same to the bit."""
+    design = np.empty((t.size, 2))
+    design[:, 0] = t
+    design[:, 1] = 1.0
+    scale = np.sqrt((design * design).sum(axis=0))
+    design /= scale
+    coef = np.linalg.lstsq(design, y + 0.0, t.size * FLOAT_EPS)[0]
+    return coef / scale
+
+
 def _fit_lines(
     gray: np.ndarray, h: np.ndarray, pitch_px: float, sign: int, half_width: float, params: DetectorParams
 ) -> _LineFit | None:
@@ -914,7 +929,7 @@ def _fit_lines(
                     break
                 t = along[ok] - size / 2.0
                 a, b = (
-                    np.polyfit(t, offset[d, ok, k], 1)
+                    _straight_fit(t, offset[d, ok, k])
                     if ok.sum() >= 3
                     else (0.0, float(offset[d, ok, k].mean()))
                 )
@@ -2418,12 +2433,14 @@ def _polarity_at(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> 
     off = _apply_h(inv, POLARITY_CORNERS)
     hgt, wid = gray.shape
 
-    def sample(pts: np.ndarray) -> np.ndarray:
+    def median(pts: np.ndarray) -> float:
         x = np.clip(np.round(pts[:, 0]).astype(np.int64), 0, wid - 1)
         y = np.clip(np.round(pts[:, 1]).astype(np.int64), 0, hgt - 1)
-        return gray[y, x].astype(np.float32)
+        # Grey levels are integers: the middle two of the sorted samples give the median exactly.
+        v = np.sort(gray[y, x]).tolist()
+        return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2.0
 
-    return "light-lines" if np.median(sample(on)) > np.median(sample(off)) else "dark-lines"
+    return "light-lines" if median(on) > median(off) else "dark-lines"
 
 
 def _polarity_samples() -> tuple[np.ndarray, np.ndarray]:
