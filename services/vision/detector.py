@@ -634,7 +634,7 @@ def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
     solids: list[float] = []
     if hierarchy is None:
         return _Cells(np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0))
-    for i in _boxed_outer(contours, hierarchy[0], min_area, 2.2 * max_area, w, h).tolist():
+    for i in _boxed_outer(contours, hierarchy[0], min_area, 2.2 * max_area, w, h):
         cnt = contours[i]
         hull = cv2.convexHull(cnt)
         hull_area = cv2.contourArea(hull)
@@ -669,24 +669,22 @@ def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
 
 def _boxed_outer(
     contours: tuple[np.ndarray, ...], hier: np.ndarray, min_box: float, max_box: float, w: int, h: int
-) -> np.ndarray:
+) -> list[int]:
     """Indices of the contours that may be cells, in order: outer contours (not holes: pieces inside
-    cells) of at least four points (not specks) whose bounding box (as ``cv2.boundingRect``) covers
-    ``min_box`` to ``max_box`` pixels and does not touch the frame (not a closed cell). All at once,
-    so that only these few are looked at one by one."""
-    lengths = np.fromiter((len(c) for c in contours), np.int64, len(contours))
-    keep = (hier[:, 3] == -1) & (lengths >= 4)
-    cand = np.flatnonzero(keep)
-    if cand.size == 0:
-        return cand
-    pts = np.concatenate([contours[i] for i in cand.tolist()]).reshape(-1, 2)
-    starts = np.concatenate([[0], np.cumsum(lengths[cand])[:-1]])
-    x0, y0 = np.minimum.reduceat(pts, starts, axis=0).T
-    x1, y1 = np.maximum.reduceat(pts, starts, axis=0).T
-    # The box's sides count the pixels they span, both ends included.
-    box = (x1 - x0 + 1) * (y1 - y0 + 1)
-    inside = (x0 > 0) & (y0 > 0) & (x1 + 1 < w) & (y1 + 1 < h)
-    return cand[(box >= min_box) & (box <= max_box) & inside]
+    cells; picked all at once) of at least four points (not specks) whose bounding box covers
+    ``min_box`` to ``max_box`` pixels and does not touch the frame (not a closed cell)."""
+    out = []
+    for i in np.flatnonzero(hier[:, 3] == -1).tolist():
+        cnt = contours[i]
+        if len(cnt) < 4:
+            continue
+        x, y, bw, bh = cv2.boundingRect(cnt)
+        if bw * bh < min_box or bw * bh > max_box:
+            continue
+        if x <= 0 or y <= 0 or x + bw >= w or y + bh >= h:
+            continue
+        out.append(i)
+    return out
 
 
 # ----------------------------------------------------------------------------------------------------
