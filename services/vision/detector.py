@@ -293,6 +293,8 @@ HIDDEN_RUN_SAMPLES: Final = 4
 #: fewest seen line samples around a square to take their level rather than the grid's.
 MIN_LINE_SAMPLES: Final = 6
 #: canonical centres of squares 1..9.
+#: the float64 machine epsilon (``np.polyfit``'s default ``rcond`` is the points' count times it).
+FLOAT_EPS: Final = float(np.finfo(np.float64).eps)
 SQUARE_CENTRES: Final = np.array([[(n % 3) + 0.5, (n // 3) + 0.5] for n in range(9)])
 SQUARE_CENTRES.flags.writeable = False
 
@@ -587,9 +589,37 @@ def noise_sigma(gray: np.ndarray) -> float:
 
     Edges are a minority of pixels, so the median of absolute differences measures the noise.
     """
-    sub = gray[::8, :].astype(np.int16)
-    d = np.abs(np.diff(sub, axis=1))
-    return float(np.median(d)) * 1.4826 / math.sqrt(2.0)
+    sub = gray[::8, :]
+    # |a - b| of 8-bit pixels is exact in 8 bits; its median from a histogram (exact for integers,
+    # several times faster than sorting).
+    d = cv2.absdiff(sub[:, 1:], sub[:, :-1])
+    return _median_of_counts(np.bincount(d.ravel(), minlength=256), d.size) * 1.4826 / math.sqrt(2.0)
+
+
+def _order_stat(cum: np.ndarray, k: int) -> int:
+    """The ``k``-th smallest value (0-based) of integers whose histogram's running sum is ``cum``."""
+    return int(np.searchsorted(cum, k, side="right"))
+
+
+def _median_of_counts(counts: np.ndarray, n: int) -> float:
+    """The median of ``n`` integers given as a histogram ``counts`` (``counts[v]`` values equal to v),
+    exactly as ``np.median`` gives it: the mean of the two middle values when ``n`` is even."""
+    cum = np.cumsum(counts)
+    return (_order_stat(cum, (n - 1) // 2) + _order_stat(cum, n // 2)) / 2.0
+
+
+def _percentile_of_counts(cum: np.ndarray, n: int, q: float) -> float:
+    """``np.percentile(values, q)`` (linear interpolation) of ``n`` integers whose histogram's running sum
+    is ``cum``, computed in the same float64 steps as numpy's so that the result is the same to the bit."""
+    virtual = (n - 1) * (q / 100.0)
+    below = math.floor(virtual)
+    if virtual >= n - 1:
+        return float(_order_stat(cum, n - 1))
+    a, b = _order_stat(cum, below), _order_stat(cum, below + 1)
+    gamma = virtual - below
+    diff = float(b - a)
+    # numpy's lerp: from the nearer end, so that the ends are exact.
+    return b - diff * (1.0 - gamma) if gamma >= 0.5 else a + diff * gamma
 
 
 def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
@@ -606,15 +636,8 @@ def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
     solids: list[float] = []
     if hierarchy is None:
         return _Cells(np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0))
-    hier = hierarchy[0]
-    for i, cnt in enumerate(contours):
-        if hier[i][3] != -1 or len(cnt) < 4:
-            continue  # holes (pieces inside cells) and specks
-        x, y, bw, bh = cv2.boundingRect(cnt)
-        if bw * bh < min_area or bw * bh > 2.2 * max_area:
-            continue
-        if x <= 0 or y <= 0 or x + bw >= w or y + bh >= h:
-            continue  # touches the frame: not a closed cell
+    for i in _boxed_outer(contours, hierarchy[0], min_area, 2.2 * max_area, w, h):
+        cnt = contours[i]
         hull = cv2.convexHull(cnt)
         hull_area = cv2.contourArea(hull)
         if hull_area < min_area or hull_area > max_area:
@@ -646,6 +669,26 @@ def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
     return _Cells(np.array(centers), np.array(sides), np.array(angles), np.array(solids))
 
 
+def _boxed_outer(
+    contours: tuple[np.ndarray, ...], hier: np.ndarray, min_box: float, max_box: float, w: int, h: int
+) -> list[int]:
+    """Indices of the contours that may be cells, in order: outer contours (not holes: pieces inside
+    cells; picked all at once) of at least four points (not specks) whose bounding box covers
+    ``min_box`` to ``max_box`` pixels and does not touch the frame (not a closed cell)."""
+    out = []
+    for i in np.flatnonzero(hier[:, 3] == -1).tolist():
+        cnt = contours[i]
+        if len(cnt) < 4:
+            continue
+        x, y, bw, bh = cv2.boundingRect(cnt)
+        if bw * bh < min_box or bw * bh > max_box:
+            continue
+        if x <= 0 or y <= 0 or x + bw >= w or y + bh >= h:
+            continue
+        out.append(i)
+    return out
+
+
 # ----------------------------------------------------------------------------------------------------
 # stage 2: lattice
 
@@ -664,14 +707,38 @@ class _Lattice:
     scale: float = 1.0
 
 
+#: a lattice position near an anchor cell (column and row steps from it) -> (residual, cell index, cells
+#: there) of the cell nearest to it (the first of equals), in the order the positions first appear.
+_Nearest = dict[tuple[int, int], tuple[float, int, int]]
+
+
+def _nearest_at(cols: list[int], rows: list[int], res: list[float], members: list[int]) -> _Nearest:
+    """For every lattice position within two steps of the anchor (every 3x3 window holding the anchor
+    lies there), the cell nearest to it, as :func:`_find_lattice` chooses one per square of a window: a
+    window's choice at a position depends on that position's cells only."""
+    out: _Nearest = {}
+    for key in zip(cols, rows, res, members, strict=True):
+        col, row, r, m = key
+        if not (-2 <= col <= 2 and -2 <= row <= 2):
+            continue
+        had = out.get((col, row))
+        if had is None:
+            out[(col, row)] = (r, m, 1)
+        else:
+            out[(col, row)] = (r, m, had[2] + 1) if r < had[0] else (had[0], had[1], had[2] + 1)
+    return out
+
+
 def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
+    """The best 3x3 window of cells on a common lattice (see the module's step 2), or None."""
     n = len(cells.side)
     if n < 2:
         return None
-    best: _Lattice | None = None
+    #: the best window so far: (score, its squares' keys sorted, their cells, pitch, anchor's angle).
+    best: tuple[float, list[int], list[int], float, float] | None = None
     tol = params.lattice_tolerance
     for i in range(n):
-        if best is not None and len(best.centers) == GRID_SQUARES**2 and best.score > FULL_GRID_SCORE:
+        if best is not None and len(best[1]) == GRID_SQUARES**2 and best[0] > FULL_GRID_SCORE:
             break  # a full, tight grid: no other anchor can beat it by more than noise
         si = cells.side[i]
         ai = cells.angle[i]
@@ -701,38 +768,41 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
         on = (np.abs(u - mu) < tol) & (np.abs(v - mv) < tol)
         if on.sum() < 2:
             continue
-        mu_on = mu[on].astype(int)
-        mv_on = mv[on].astype(int)
-        res_on = np.hypot(u - mu, v - mv)[on]
-        idx_on = idx[on]
+        nearest = _nearest_at(
+            mu[on].astype(int).tolist(),
+            mv[on].astype(int).tolist(),
+            np.hypot(u - mu, v - mv)[on].tolist(),
+            idx[on].tolist(),
+        )
         # The best 3x3 window containing the anchor (0, 0).
         for c0 in range(-2, 1):
             for r0 in range(-2, 1):
-                inside = (mu_on >= c0) & (mu_on <= c0 + 2) & (mv_on >= r0) & (mv_on <= r0 + 2)
-                if inside.sum() < 2:
-                    continue
-                keys = (mu_on[inside] - c0) + 3 * (mv_on[inside] - r0)
-                res = res_on[inside]
-                members = idx_on[inside]
-                chosen: dict[int, tuple[float, int]] = {}
-                for k, r_, m_ in zip(keys.tolist(), res.tolist(), members.tolist(), strict=True):
-                    if k not in chosen or r_ < chosen[k][0]:
-                        chosen[k] = (r_, m_)
-                count = len(chosen)
-                mean_res = sum(r for r, _ in chosen.values()) / count
+                inside = [
+                    (col - c0 + 3 * (row - r0), at)
+                    for (col, row), at in nearest.items()
+                    if c0 <= col <= c0 + 2 and r0 <= row <= r0 + 2
+                ]
+                if sum(at[2] for _, at in inside) < 2:
+                    continue  # fewer than two cells in the window
+                count = len(inside)
+                # Summed in the order the squares' cells first appear (the same float sum every time).
+                mean_res = sum(at[0] for _, at in inside) / count
                 score = count - mean_res
-                if best is None or score > best.score:
-                    ks = np.array(sorted(chosen))
-                    mem = np.array([chosen[k][1] for k in ks])
-                    best = _Lattice(
-                        centers=cells.center[mem],
-                        colrow=np.stack([ks % 3, ks // 3], axis=1),
-                        pitch=pitch,
-                        angle=float(ai),
-                        score=score,
-                        side=float(np.median(cells.side[mem])),
-                    )
-    return best
+                if best is None or score > best[0]:
+                    inside.sort(key=lambda entry: entry[0])
+                    best = (score, [k for k, _ in inside], [at[1] for _, at in inside], pitch, float(ai))
+    if best is None:
+        return None
+    score, keys, members, pitch, angle = best
+    ks, mem = np.array(keys), np.array(members)
+    return _Lattice(
+        centers=cells.center[mem],
+        colrow=np.stack([ks % 3, ks // 3], axis=1),
+        pitch=pitch,
+        angle=angle,
+        score=score,
+        side=float(np.median(cells.side[mem])),
+    )
 
 
 def _fit_homography(lat: _Lattice) -> np.ndarray | None:
@@ -787,6 +857,19 @@ def _segment_bounds(s: int, m: int) -> np.ndarray:
         for a, b in ((0.12, 0.5), (0.5, 0.88)):
             out.append((m + int((j + a) * s), m + int((j + b) * s)))
     return np.array(out)
+
+
+def _straight_fit(t: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Slope and intercept of the least-squares line through (``t``, ``y``): ``np.polyfit(t, y, 1)``
+    without its checks and options, in the same steps (columns scaled to unit norm, the same LAPACK
+    solve), so that the fit is the same to the bit."""
+    design = np.empty((t.size, 2))
+    design[:, 0] = t
+    design[:, 1] = 1.0
+    scale = np.sqrt((design * design).sum(axis=0))
+    design /= scale
+    coef = np.linalg.lstsq(design, y + 0.0, t.size * FLOAT_EPS)[0]
+    return coef / scale
 
 
 def _fit_lines(
@@ -846,7 +929,7 @@ def _fit_lines(
                     break
                 t = along[ok] - size / 2.0
                 a, b = (
-                    np.polyfit(t, offset[d, ok, k], 1)
+                    _straight_fit(t, offset[d, ok, k])
                     if ok.sum() >= 3
                     else (0.0, float(offset[d, ok, k].mean()))
                 )
@@ -1958,8 +2041,11 @@ def _prepare(image: np.ndarray) -> np.ndarray:
 
 
 def _spread(gray: np.ndarray) -> float:
+    """The grey range of the image's middle 90 % (5th to 95th percentile of every 8th pixel), at least
+    1."""
     sub = gray[::8, ::8]
-    lo, hi = np.percentile(sub, (5, 95))
+    cum = np.cumsum(np.bincount(sub.ravel(), minlength=256))
+    lo, hi = (_percentile_of_counts(cum, sub.size, q) for q in (5.0, 95.0))
     return float(max(hi - lo, 1.0))
 
 
@@ -2370,12 +2456,14 @@ def _polarity_at(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> 
     off = _apply_h(inv, POLARITY_CORNERS)
     hgt, wid = gray.shape
 
-    def sample(pts: np.ndarray) -> np.ndarray:
+    def median(pts: np.ndarray) -> float:
         x = np.clip(np.round(pts[:, 0]).astype(np.int64), 0, wid - 1)
         y = np.clip(np.round(pts[:, 1]).astype(np.int64), 0, hgt - 1)
-        return gray[y, x].astype(np.float32)
+        # Grey levels are integers: the middle two of the sorted samples give the median exactly.
+        v = np.sort(gray[y, x]).tolist()
+        return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2.0
 
-    return "light-lines" if np.median(sample(on)) > np.median(sample(off)) else "dark-lines"
+    return "light-lines" if median(on) > median(off) else "dark-lines"
 
 
 def _polarity_samples() -> tuple[np.ndarray, np.ndarray]:
@@ -2425,13 +2513,14 @@ def _verify_grid(
     along = reach + np.arange(round(1.1 * s), round(3.9 * s))  # the grid's extent, crossings included
     strength = np.zeros((2, span + 1))
     profiles = np.zeros((2, span + 1, offsets.size))
-    for k in range(span + 1):
-        pos = reach + k * s + offsets
-        for d, prof in enumerate((view[np.ix_(along, pos)], view[np.ix_(pos, along)].T)):
-            med = np.median(prof, axis=0)  # (O,): robust to pieces beside the line
-            profiles[d, k] = med
-            peak = med[reach - 1 : reach + 2].max()
-            strength[d, k] = peak - max(med[0], med[-1])
+    # Every line's cross-line offsets, one direction's lines side by side: one median per direction
+    # (column by column, as each line's own would be).
+    pos = (reach + s * np.arange(span + 1)[:, None] + offsets[None, :]).ravel()
+    for d, prof in enumerate((view[np.ix_(along, pos)], view[np.ix_(pos, along)].T)):
+        med = np.median(prof, axis=0).reshape(span + 1, offsets.size)  # robust to pieces beside the line
+        profiles[d] = med
+        peak = med[:, reach - 1 : reach + 2].max(axis=1)
+        strength[d] = peak - np.maximum(med[:, 0], med[:, -1])
     # A row of pieces of the line's own tone along one side takes the far side's contrast, not the
     # ridge the line makes between them and the plate: the line's strength against its near sides
     # too (just beyond its own half width, as all the window's lines show it).

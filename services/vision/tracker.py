@@ -122,10 +122,11 @@ class PoseTracker:
     def process(self, image: np.ndarray) -> Detection:
         """Detect in ``image`` with the last good pose as prior and apply the jump rule."""
         t0 = self.timer()
-        thumb = thumbnail(image)
+        # The thumbnail is only ever compared when readings are reused (it costs a fraction of a ms).
+        thumb = thumbnail(image) if self.reuse_unchanged else None
         last = self._last_read
         if (
-            self.reuse_unchanged
+            thumb is not None
             and last is not None
             and self._last_thumb is not None
             and self._reused < REREAD_EVERY_FRAMES
