@@ -242,8 +242,10 @@ COMB_HIGHPASS: Final = 9
 #: width and a little more, thin lines to thick.
 COMB_RIDGE_REACH: Final = (1, 2, 3)
 #: the comb's likeliest grids checked on the lines, at most this many of each kind of evidence; the
-#: checking stops at a grid whose lines are seen this well.
-COMB_CANDIDATES: Final = 4
+#: checking stops at a grid whose lines are seen this well. Not more: on a full board the plate's strips
+#: between lines and pieces make a second, offset grid that passes the check (4 a kind: 84 of 725
+#: passing grids on rendered full boards were a quarter pitch off; 1 a kind: 0 of 200).
+COMB_CANDIDATES: Final = 1
 COMB_SURE_SEEN: Final = 0.95
 #: the comb search runs when the cells gave fewer than this many squares; its grid is taken when this
 #: share of the line segments is seen where it puts them.

@@ -13,6 +13,11 @@ import math
 import numpy as np
 import pytest
 
+from services.common.config import load
+from services.simcam.camera import CameraModel
+from services.simcam.renderer import render
+from services.simcam.style import RenderStyle
+from services.simcam.world import world_from_board
 from services.vision import detector as D
 from tests.vision.flat.generator import make_frame
 
@@ -85,3 +90,32 @@ def test_lines_that_differ_in_colour_more_than_in_grey_are_found_in_the_brightes
     for _ in range(quarter % 4):
         rows = ["".join(r) for r in zip(*rows[::-1], strict=True)]
     assert det.board == "".join(rows)
+
+
+@pytest.mark.parametrize("board", ["XOXOOXXXO", "OXOXXOOXO", "X...O...X"])
+def test_every_grid_the_comb_offers_and_the_lines_confirm_is_the_board(board: str) -> None:
+    # On a full board the plate's strips between the lines and the pieces are a second grid, a quarter
+    # pitch off the real one; the comb must not offer it (a hand over the board sends the search to the
+    # comb, and a pose a quarter pitch off reads the pieces wrong and steadily).
+    config = load(None)
+    camera = CameraModel.from_config(config.simcam, config.table)
+    rng = np.random.default_rng(5)
+    checked = 0
+    for preset in ("default", "harsh"):
+        for angle in (-2.0, 7.0, 20.0):
+            world = world_from_board(board, angle, (200.0, 150.0), table=config.table, jitter_mm=1.0, rng=rng)
+            image = render(world, camera, seed=1, style=RenderStyle.preset(preset), table=config.table)
+            truth = D.detect(image)
+            assert truth.found and truth.pose is not None and truth.cells >= D.COMB_BELOW_CELLS
+            im = D._prepare_image(image)
+            for h, pitch in D._comb_search(im, D.DEFAULT_PARAMS):
+                best = D._best_candidate(im, [(h, pitch, 0)], D.DEFAULT_PARAMS)
+                if best is None:
+                    continue
+                checked += 1
+                _h, pose = D._normalise_turn(best[1])
+                off = math.dist(
+                    (pose.center_px.x, pose.center_px.y), (truth.pose.center_px.x, truth.pose.center_px.y)
+                )
+                assert off < CENTRE_TOL_PITCH * D.pitch_of(truth.pose), (preset, angle)
+    assert checked > 0
