@@ -2314,19 +2314,15 @@ def _comb_profiles(evidence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
-def _combs(
-    profiles: tuple[np.ndarray, np.ndarray], pitches: np.ndarray
-) -> list[tuple[float, int, int, float]]:
-    """The best comb on both profiles (see :func:`_comb_teeth`) and the combs of the pitches next to its
-    own (the pitch is tried in coarse steps, and a step off can leave the far lines off theirs):
-    (score, first vertical line, first horizontal line, pitch) each, the best first."""
-    combs = []
+def _best_comb(profiles: tuple[np.ndarray, np.ndarray], pitches: np.ndarray) -> tuple[float, int, int, float]:
+    """The best comb on both profiles at one of ``pitches`` (see :func:`_comb_teeth`): (score, first
+    vertical line, first horizontal line, pitch)."""
+    best = (-math.inf, 0, 0, 0.0)
     for pitch in pitches:
         (sx, x0), (sy, y0) = _comb_teeth(profiles[0], pitch), _comb_teeth(profiles[1], pitch)
-        combs.append((sx + sy, x0, y0, float(pitch)))
-    k = max(range(len(combs)), key=lambda i: combs[i][0])
-    near = [combs[i] for i in (k - 1, k + 1) if 0 <= i < len(combs)]
-    return [combs[k], *sorted(near, key=lambda c: -c[0])]
+        if sx + sy > best[0]:
+            best = (sx + sy, x0, y0, float(pitch))
+    return best
 
 
 def _comb_search(im: _Image, params: DetectorParams) -> list[tuple[np.ndarray, float]]:
@@ -2369,12 +2365,12 @@ def _comb_search(im: _Image, params: DetectorParams) -> list[tuple[np.ndarray, f
                 "ridge": (_comb_profiles(_ridges(ridges, 1))[0], _comb_profiles(_ridges(ridges, 0))[1]),
             }
             for kind, profiles in evidence.items():
-                for score, x0, y0, pitch in _combs(profiles, pitches):
-                    # canonical = ((x - x0) / pitch, (y - y0) / pitch) in the turned view.
-                    to_canon = np.array(
-                        [[1.0 / pitch, 0.0, -x0 / pitch], [0.0, 1.0 / pitch, -y0 / pitch], [0.0, 0.0, 1.0]]
-                    )
-                    ranked[kind].append((score, to_canon @ to_view, pitch / im.scale))
+                score, x0, y0, pitch = _best_comb(profiles, pitches)
+                # canonical = ((x - x0) / pitch, (y - y0) / pitch) in the turned view.
+                to_canon = np.array(
+                    [[1.0 / pitch, 0.0, -x0 / pitch], [0.0, 1.0 / pitch, -y0 / pitch], [0.0, 0.0, 1.0]]
+                )
+                ranked[kind].append((score, to_canon @ to_view, pitch / im.scale))
     out: list[tuple[np.ndarray, float]] = []
     for kind in ranked:
         ranked[kind].sort(key=lambda t: -t[0])
