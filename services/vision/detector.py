@@ -294,9 +294,9 @@ COVER_LEVEL_FRAC: Final = 0.35
 HIDDEN_RUN_SAMPLES: Final = 4
 #: fewest seen line samples around a square to take their level rather than the grid's.
 MIN_LINE_SAMPLES: Final = 6
-#: canonical centres of squares 1..9.
 #: the float64 machine epsilon (``np.polyfit``'s default ``rcond`` is the points' count times it).
 FLOAT_EPS: Final = float(np.finfo(np.float64).eps)
+#: canonical centres of squares 1..9.
 SQUARE_CENTRES: Final = np.array([[(n % 3) + 0.5, (n // 3) + 0.5] for n in range(9)])
 SQUARE_CENTRES.flags.writeable = False
 
@@ -1191,12 +1191,10 @@ def _corner_medians(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
     """The median of ``values`` ((9, P, C), over each square's inside) in each corner of each square:
     (Q, 9, C), quadrant by quadrant, as ``np.median`` gives them."""
     z = values[:, geo.corner_index]  # (9, Q, K, C)
-    z = np.where(geo.corner_valid[None, :, :, None], z, np.nan)
-    z.sort(axis=2)
-    count = geo.corner_valid.sum(axis=1)
-    q = np.arange(len(count))
-    lo, hi = (count - 1) // 2, count // 2
-    return ((z[:, q, lo] + z[:, q, hi]) / 2).swapaxes(0, 1)
+    n_q, k = geo.corner_index.shape
+    valid = np.broadcast_to(geo.corner_valid, (len(values), n_q, k)).reshape(-1, k)
+    medians = _masked_medians(z.reshape(-1, k, z.shape[-1]), valid)  # (9 * Q, C)
+    return medians.reshape(len(values), n_q, -1).swapaxes(0, 1)
 
 
 def _plate_design(p: np.ndarray) -> np.ndarray:
