@@ -261,14 +261,30 @@ def heldout_report(n: int, seed: int, generator: str = "heldout") -> dict[str, t
 
     per: dict[str, list[int]] = {}  # tag -> [right, total, unknown, wrong, wrong with confidence >= 0.9]
     confusion: dict[tuple[str, str], int] = {}  # (truth, read) -> squares, of the wrong ones
-    not_found = occluded_clear = occluded_frames = 0
+    causes: dict[str, int] = {}  # why squares of clear frames read unknown -> squares
+    not_found = occluded_clear = occluded_clear_right = occluded_frames = 0
     for sample in make_set(n, seed):
         det = detect(sample.image)
         if sample.occluded:
             occluded_frames += 1
-            occluded_clear += det.found and not det.occluded and "?" not in det.board
+            if det.found and not det.occluded and "?" not in det.board:
+                # Read clear: the thing over the board went unseen. Was the board read right anyway
+                # (a coin read as a bare square), or did the thing become a piece?
+                occluded_clear += 1
+                turns = round((det.pose.angle_deg - sample.angle_deg) / 90)
+                occluded_clear_right += det.board == _rotate(sample.board, turns)
             continue
         not_found += not det.found
+        # Why squares read unknown: no board, something not a piece in them, a line crossed, or low
+        # confidence.
+        if not det.found:
+            causes["board not found"] = causes.get("board not found", 0) + 9
+        for key, count in det.extra.items():
+            if key == "crossed" or key.startswith("foreign_"):
+                causes[key] = causes.get(key, 0) + int(count)
+        causes["low confidence"] = causes.get("low confidence", 0) + sum(
+            s.state == "unknown" and not s.occluded for s in det.squares
+        )
         turns = round((det.pose.angle_deg - sample.angle_deg) / 90) if det.pose else 0
         truth = _rotate(sample.board, turns)
         counts = [0, 9, 0, 0, 0]
@@ -296,7 +312,14 @@ def heldout_report(n: int, seed: int, generator: str = "heldout") -> dict[str, t
         "  wrong squares, truth -> read: "
         + ", ".join(f"{t}->{r} {c}" for (t, r), c in sorted(confusion.items()))
     )
-    print(f"  occluded frames read as a clear board: {occluded_clear} of {occluded_frames}")
+    print(
+        "  causes of unknown squares (a square may have two): "
+        + ", ".join(f"{k} {v}" for k, v in sorted(causes.items(), key=lambda kv: -kv[1]) if v)
+    )
+    print(
+        f"  occluded frames read as a clear board: {occluded_clear} of {occluded_frames}"
+        f" ({occluded_clear_right} of them with every square right)"
+    )
     return {tag: (row[0], row[1]) for tag, row in per.items()}
 
 
