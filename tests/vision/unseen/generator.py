@@ -99,6 +99,7 @@ LEGAL_BOARD_P = 0.5
 GLOSSY_P = 0.45
 GRADIENT_MAX_RATIO = 2.0
 GRADIENT_TAG_ABOVE = 1.3
+GRADIENT_SATURATION = 0.75  # board widths over which the gradient flattens off
 VIGNETTE_MAX = 0.45
 VIGNETTE_TAG_ABOVE = 0.2
 MOTION_BLUR_MAX_PX = 2.0
@@ -107,6 +108,7 @@ DEFOCUS_SIGMA_RANGE = (0.5, 1.6)
 NOISE_SIGMA_RANGE = (0.8, 5.0)
 NOISE_TAG_ABOVE = 3.5
 CIRCLE_POINTS = 40
+WOOD_WARP = 0.45  # how far (in ring periods) the growth rings wander
 FIXED_SHIFT = 4  # cv2 sub-pixel drawing: coordinates * 16
 FIXED_SCALE = 1 << FIXED_SHIFT
 
@@ -356,10 +358,11 @@ def wood_texture(rng: np.random.Generator, base: np.ndarray, grain_deg: float, p
     """Wood: growth rings of ``period`` px across the grain, warped by noise, with fine streaks."""
     a = math.radians(grain_deg)
     v = -_XS * math.sin(a) + _YS * math.cos(a)
-    warp = _smooth_noise(rng, 6) * 1.2
+    warp = _smooth_noise(rng, 3) * WOOD_WARP
     rings = np.sin((v / period + warp) * (2 * math.pi))
-    streak = np.sin((v / (period / 6.5) + 2.5 * _smooth_noise(rng, 14)) * (2 * math.pi))
-    shade_ = 0.88 + 0.09 * rings + 0.035 * streak + 0.03 * _smooth_noise(rng, 3)
+    rings = np.sign(rings) * np.abs(rings) ** 0.5  # late wood: sharper, darker bands
+    streak = np.sin((v / (period / 6.5) + 0.8 * _smooth_noise(rng, 10)) * (2 * math.pi))
+    shade_ = 0.9 + 0.06 * rings + 0.03 * streak + 0.04 * _smooth_noise(rng, 3)
     return shade_[:, :, None] * base.astype(np.float32)[None, None, :]
 
 
@@ -799,7 +802,10 @@ def _illumination(scene: Scene, rng: np.random.Generator, pitch: float) -> np.nd
     cproj = (corners[:, 0] - c[0]) * lx + (corners[:, 1] - c[1]) * ly
     span = max(float(cproj.max() - cproj.min()), 1.0)
     ratio = 1.0 + (GRADIENT_MAX_RATIO - 1.0) * rng.random() ** 0.8
-    gain = np.exp(proj * (math.log(ratio) / span)).astype(np.float32)
+    # ratio:1 from one side of the board to the other, flattening off beyond it (a lamp, not a ramp)
+    sat = GRADIENT_SATURATION
+    k = math.log(ratio) / (2 * sat * math.tanh(0.5 / sat))
+    gain = np.exp(k * sat * np.tanh(proj / (span * sat))).astype(np.float32)
     if ratio > GRADIENT_TAG_ABOVE:
         scene.tags.add("gradient")
     if rng.random() < 0.25:  # a shadow across the table (a person, a lamp arm...)
