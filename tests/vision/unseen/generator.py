@@ -108,6 +108,7 @@ DEFOCUS_SIGMA_RANGE = (0.5, 1.6)
 NOISE_SIGMA_RANGE = (0.8, 5.0)
 NOISE_TAG_ABOVE = 3.5
 CIRCLE_POINTS = 40
+DOME_OFFSET, DOME_RADIUS, DOME_BLUR, DOME_LIGHT = 0.35, 0.55, 0.25, 9.0  # piece top shading (of r)
 WOOD_WARP = 0.45  # how far (in ring periods) the growth rings wander
 FIXED_SHIFT = 4  # cv2 sub-pixel drawing: coordinates * 16
 FIXED_SCALE = 1 << FIXED_SHIFT
@@ -702,9 +703,12 @@ def _draw_disc(img: np.ndarray, scene: Scene, p: Piece, pitch: float) -> None:
         (p.grey,) * 3,
         blur=0.35 * rim_w * p.radius * pitch,
     )
+    lx, ly = scene.light_dir
+    cimg = project(h, np.array([[p.x, p.y]]))[0]
+    rpx = p.radius * pitch
+    dome = cimg + np.array([lx, ly]) * rpx * DOME_OFFSET  # a rounded top: lighter towards the light
+    add_light(img, [_circle(dome[0], dome[1], rpx * DOME_RADIUS, 24)], DOME_LIGHT, blur=rpx * DOME_BLUR)
     if scene.glossy:
-        lx, ly = scene.light_dir
-        cimg = project(h, np.array([[p.x, p.y]]))[0]
         hr = p.radius * pitch * scene.params["spec_r"]
         hc = cimg + np.array([lx, ly]) * p.radius * pitch * scene.params["spec_off"]
         amount = scene.params["spec_black"] if p.black else scene.params["spec_white"]
@@ -750,7 +754,6 @@ def _draw_pen(img: np.ndarray, scene: Scene, rng: np.random.Generator, pitch: fl
     # a highlight along the barrel (it is a cylinder)
     hl_off = v * width * 0.2
     add_light(img, [_capsule(p0 + hl_off, body_end + hl_off, width * 0.18)], rng.uniform(30, 70), 1.0)
-    scene.tags.add("pen")
 
 
 def _draw_hand(img: np.ndarray, scene: Scene, rng: np.random.Generator, pitch: float) -> None:
@@ -789,7 +792,6 @@ def _draw_hand(img: np.ndarray, scene: Scene, rng: np.random.Generator, pitch: f
     paint(img, shapes, tuple(skin), blur=0.6)
     # a little relief: lit side brighter
     add_light(img, [s + np.array(scene.light_dir) * 0.1 * scale for s in shapes[2:]], 12.0, 0.1 * scale)
-    scene.tags.add("hand")
 
 
 def _illumination(scene: Scene, rng: np.random.Generator, pitch: float) -> np.ndarray:
