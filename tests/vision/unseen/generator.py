@@ -108,6 +108,7 @@ DEFOCUS_SIGMA_RANGE = (0.5, 1.6)
 NOISE_SIGMA_RANGE = (0.8, 5.0)
 NOISE_TAG_ABOVE = 3.5
 CIRCLE_POINTS = 40
+HAND_THUMB_P, HAND_THUMB_ANGLE, HAND_CREASE = 0.6, math.radians(45), 0.78  # thumb share, its turn, crease
 DOME_OFFSET, DOME_RADIUS, DOME_BLUR, DOME_LIGHT = 0.35, 0.55, 0.25, 9.0  # piece top shading (of r)
 WOOD_WARP = 0.45  # how far (in ring periods) the growth rings wander
 FIXED_SHIFT = 4  # cv2 sub-pixel drawing: coordinates * 16
@@ -764,12 +765,12 @@ def _draw_hand(img: np.ndarray, scene: Scene, rng: np.random.Generator, pitch: f
     u = np.array([math.cos(ang), math.sin(ang)])  # from the fingertips towards the wrist
     v = np.array([-u[1], u[0]])
     scale = pitch * rng.uniform(0.9, 1.3)
-    finger_w = 0.4 * scale
+    finger_w = 0.36 * scale
     palm_c = tip + u * 1.9 * scale
     wrist = palm_c + u * 1.2 * scale
     elbow = wrist + u * 8.0 * scale
     skin = np.array(SKIN_BGR[int(rng.integers(len(SKIN_BGR)))]) * rng.uniform(0.9, 1.1)
-    nf = int(rng.integers(2, 5))
+    nf = int(rng.integers(1, 5))
     shapes = [
         _capsule(wrist, elbow, 1.5 * scale),
         cv2.ellipse2Poly(
@@ -781,17 +782,31 @@ def _draw_hand(img: np.ndarray, scene: Scene, rng: np.random.Generator, pitch: f
             15,
         ).astype(float),
     ]
-    spread = rng.uniform(0.25, 0.4) * scale
+    fingers = []
+    lead = int(rng.integers(nf))  # the finger whose tip lies on the target square
     for k in range(nf):
-        o = (k - (nf - 1) / 2) * spread
-        base = palm_c - u * 0.6 * scale + v * o
-        ftip = tip + v * o * 0.7 + u * rng.uniform(-0.15, 0.25) * scale
-        shapes.append(_capsule(base, ftip, finger_w * rng.uniform(0.85, 1.05)))
+        w = finger_w * rng.uniform(0.85, 1.05)
+        base = palm_c - u * 0.7 * scale + v * (k - (nf - 1) / 2) * finger_w
+        ftip = tip + v * (k - lead) * finger_w * 1.25 + u * abs(k - lead) * rng.uniform(0.1, 0.3) * scale
+        fingers.append((base, ftip, w))
+    if rng.random() < HAND_THUMB_P:  # the thumb, from the side of the palm, turned outwards
+        side = 1.0 if rng.random() < 0.5 else -1.0
+        base = palm_c + v * side * 0.7 * scale
+        out = -u * math.cos(HAND_THUMB_ANGLE) + v * side * math.sin(HAND_THUMB_ANGLE)
+        fingers.append((base, base + out * 1.1 * scale, finger_w * 1.1))
+    shapes += [_capsule(b0, b1, w) for b0, b1, w in fingers]
     off = -np.array(scene.light_dir) * rng.uniform(0.3, 0.8) * pitch
     shade(img, [s + off for s in shapes], rng.uniform(0.5, 0.75), blur=0.25 * pitch)
-    paint(img, shapes, tuple(skin), blur=0.6)
+    paint(img, shapes[:2], tuple(skin), blur=0.6)
+    for b0, b1, w in fingers:  # each finger: a darker crease around a skin-coloured core, and a nail
+        paint(img, [_capsule(b0, b1, w)], tuple(skin * HAND_CREASE), blur=0.5)
+        paint(img, [_capsule(b0, b1, w * 0.78)], tuple(skin), blur=0.8)
+        d = (b1 - b0) / max(float(np.linalg.norm(b1 - b0)), 1e-6)
+        paint(
+            img, [_capsule(b1 - d * w * 0.55, b1 - d * w * 0.1, w * 0.45)], tuple(skin * 1.1 + 12), 0.7, 0.8
+        )
     # a little relief: lit side brighter
-    add_light(img, [s + np.array(scene.light_dir) * 0.1 * scale for s in shapes[2:]], 12.0, 0.1 * scale)
+    add_light(img, [s + np.array(scene.light_dir) * 0.1 * scale for s in shapes[2:]], 10.0, 0.1 * scale)
 
 
 def _illumination(scene: Scene, rng: np.random.Generator, pitch: float) -> np.ndarray:
