@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import cv2
 import numpy as np
@@ -144,7 +145,7 @@ class Piece:
 class Scene:
     """Every random choice of one frame; :func:`draw_scene` turns it into pixels deterministically."""
 
-    rng_state: dict
+    rng_state: dict[str, Any]  # the random stream's state after sampling: it drives the drawing
     board_plane: str  # the board in the plane's own frame (before the angle is folded into (-45, 45])
     homography: np.ndarray  # board plane (pitches) -> image pixels
     plate_half: float
@@ -159,7 +160,7 @@ class Scene:
     occluder: str | None
     coin_cell: int | None
     tags: set[str] = field(default_factory=set)
-    params: dict = field(default_factory=dict)
+    params: dict[str, float] = field(default_factory=dict)
 
 
 def _rng_for(seed: int, index: int) -> np.random.Generator:
@@ -461,7 +462,9 @@ def _sample_board(rng: np.random.Generator) -> tuple[str, set[str]]:
     return b, tags
 
 
-def _sample_geometry(rng: np.random.Generator, tags: set[str], params: dict) -> tuple[np.ndarray, float]:
+def _sample_geometry(
+    rng: np.random.Generator, tags: set[str], params: dict[str, float]
+) -> tuple[np.ndarray, float]:
     """A homography that keeps the whole plate inside the frame, and the plate half-size (pitches)."""
     angle = rng.uniform(-180.0, 180.0)
     tilt = TILT_MAX_DEG * math.sqrt(rng.random())
@@ -541,7 +544,7 @@ def _sample_pieces(
 def sample_scene(rng: np.random.Generator) -> Scene:
     """Draw every random choice of one frame from ``rng`` (the pixels follow from the returned scene)."""
     tags: set[str] = set()
-    params: dict = {}
+    params: dict[str, float] = {}
     board, btags = _sample_board(rng)
     tags |= btags
     h, plate_half = _sample_geometry(rng, tags, params)
