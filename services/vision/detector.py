@@ -292,6 +292,9 @@ MAX_HALF_WIDTH: Final = 0.2
 COVER_LEVEL_FRAC: Final = 0.35
 #: consecutive hidden line samples (0.07 pitch apart) that make a covered stretch (about a finger's width).
 HIDDEN_RUN_SAMPLES: Final = 4
+#: how far beyond a piece's measured edge (pitches) it may hide a line: its rim and soft shadow, and
+#: the edge's own step (``RING_STEP``).
+PIECE_LINE_REACH: Final = 0.12
 #: fewest seen line samples around a square to take their level rather than the grid's.
 MIN_LINE_SAMPLES: Final = 6
 #: the float64 machine epsilon (``np.polyfit``'s default ``rcond`` is the points' count times it).
@@ -1230,9 +1233,11 @@ def _read_squares(
     pitch_px: float,
     noise: float,
     params: DetectorParams,
-) -> list[tuple[str, float, float, float, str, float]]:
+) -> tuple[list[tuple[str, float, float, float, str, float]], np.ndarray]:
     """(state, confidence, piece evidence, lightness, foreign, plate grey) of every square; ``foreign``
-    is "" or why something that is not a piece is in the square.
+    is "" or why something that is not a piece is in the square. And each square's piece as a disc
+    (9, 4): its centre (pitches from the square's), its edge radius (0 where nothing differs) and its
+    middle's grey.
 
     The *plate* (the bare board) is measured where no piece can be: in the corners of the nine squares,
     fitted as one smooth surface over the board (so gradients and vignetting pass, and a corner that a
@@ -1362,7 +1367,7 @@ def _read_squares(
         conf = min(float(most[k]), 0.5 + 0.5 * min(presence, certainty))
         state = "black" if tone < 0.5 else "white"
         out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
-    return out
+    return out, np.column_stack([centres_off, edges, middle_grey])
 
 
 def _middles(geo: _SquareMasks, centres: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -2653,18 +2658,17 @@ def read_at_pose(
     covered = ~seen & (np.abs(peaks - line_grey) > COVER_LEVEL_FRAC * max(typical, 1e-3))
     if typical < max(3.0 * im.sigma, 0.05 * im.spread):
         covered[:] = True
-    crossed = _crossed_squares(~covered, owners)
     line_level = _line_levels(peaks, owners, seen, line_grey)
-    readings = _combine(
-        _read_squares_ring(canon, half_width, line_level, params),
-        _read_squares(canon, half_width, line_level, pitch, im.sigma, params),
-    )
+    by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params)
+    readings = _combine(_read_squares_ring(canon, half_width, line_level, params), by_corners)
+    under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3))
+    crossed = _crossed_squares(~covered | under_piece, owners)
     # A line not seen between two pieces of its own tone (black pieces beside a dark line) is explained;
     # anywhere else something covers it (a sheet, a hand, a piece lying across it).
     like_line = np.array([(r[0] == "black") == (sign < 0) and r[0] in ("black", "white") for r in readings])
     own_ok = owners >= 0
     explained = (~own_ok | like_line[np.where(own_ok, owners, 0)]).all(axis=1)
-    hidden_sample = np.broadcast_to((~seen & ~explained)[:, None], owners.shape)
+    hidden_sample = np.broadcast_to((~seen & ~explained & ~under_piece)[:, None], owners.shape)
     total = np.bincount(owners[own_ok], minlength=9).astype(float)
     hidden = np.bincount(owners[own_ok], weights=hidden_sample[own_ok].astype(float), minlength=9)
     hidden_frac = hidden / np.maximum(total, 1)
@@ -2709,6 +2713,46 @@ def read_at_pose(
         line_contrast=float(sign * typical),
         extra=why,
     )
+
+
+def _under_pieces(
+    owners: np.ndarray,
+    readings: list[tuple[str, float, float, float, str, float]],
+    discs: np.ndarray,
+    tolerance: float,
+) -> np.ndarray:
+    """Which line samples (L,) may lie hidden between two large pieces of one kind: both squares read
+    as a piece cleanly (nothing foreign), their middles' greys alike (within ``tolerance``: a coin
+    beside a black piece is not one), and both discs (``discs``: centre, edge radius and middle grey
+    per square, as :func:`_read_squares` measures them) reaching the sample once grown by
+    ``PIECE_LINE_REACH``, their rims and soft shadows. Two such pieces side by side cover the line
+    between them with their bodies, rims and shadows, as no finger does.
+
+    Nowhere else: beside a bare square or the board's edge a piece leaves its line seen on that side,
+    and what hides a line there is something else (a finger, a pen lying across the board)."""
+    piece = np.array([r[0] in ("black", "white") and not r[4] for r in readings])
+    at = _sample_positions()  # (L, 2) in pitches from the board's corner
+    own_ok = owners >= 0
+    o = np.where(own_ok, owners, 0)
+    centres = SQUARE_CENTRES[o] + discs[o, :2]  # (L, 2 sides, 2)
+    reach = np.hypot(*(at[:, None, :] - centres).transpose(2, 0, 1)) <= discs[o, 2] + PIECE_LINE_REACH
+    alike = np.abs(discs[o[:, 0], 3] - discs[o[:, 1], 3]) <= tolerance
+    return (own_ok & piece[o] & reach).all(axis=1) & alike
+
+
+@lru_cache(maxsize=1)
+def _sample_positions() -> np.ndarray:
+    """Where each line sample lies on the board (pitches from its top-left corner, x right, y down), in
+    the order :func:`_line_sampling` lays them out."""
+    pos = (np.arange(LINE_SAMPLES) + 0.5) / LINE_SAMPLES
+    out = [
+        (k, along) if vertical else (along, k)
+        for k in range(GRID_SQUARES + 1)
+        for j in range(GRID_SQUARES)
+        for along in (j + 0.15 + 0.7 * pos).tolist()
+        for vertical in (True, False)
+    ]
+    return _read_only(np.array(out))[0]
 
 
 def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:
