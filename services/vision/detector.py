@@ -2758,9 +2758,10 @@ def _sample_positions() -> np.ndarray:
 def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:
     """Squares (9 booleans) beside a line hidden over a stretch as long as a finger is wide
     (``HIDDEN_RUN_SAMPLES`` consecutive samples within one square's side): something lies across the
-    line. A piece inside its square never hides its lines (the contrast is taken on the side where the
-    line stands out), so short covered stretches are what a fingertip, a hand's edge or a piece put down
-    across a line leave."""
+    line. A piece inside its square does not hide its lines (the contrast is taken on the side where
+    the line stands out), so short covered stretches are what a fingertip, a hand's edge or a piece put
+    down across a line leave. (Except between two large pieces side by side: the caller counts what
+    :func:`_under_pieces` explains as seen.)"""
     # Samples are laid out as (line, square along it, position, vertical/horizontal): see _line_sampling.
     hidden = ~seen.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)
     starts = LINE_SAMPLES - HIDDEN_RUN_SAMPLES + 1
