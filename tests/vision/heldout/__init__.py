@@ -1,1 +1,1 @@
-"""An independent, physically modelled renderer of boards (see README.md), a further tuning set."""
+"""An independent, physically modelled renderer of boards (see README.md): held out once, a tuning set now."""
