@@ -21,15 +21,9 @@ from services.vision.detector import detect
 
 from .looks import PLATES, contest_scene
 from .synth import Scene, draw
+from .test_sweep import rotate_board
 
 FRAMES = 12
-
-
-def _rotate(board: str, turns: int) -> str:
-    rows = [list(board[i * 3 : i * 3 + 3]) for i in range(3)]
-    for _ in range(turns % 4):
-        rows = [list(r) for r in zip(*rows[::-1], strict=True)]
-    return "".join("".join(r) for r in rows)
 
 
 def _score(scenes: list[Scene]) -> tuple[float, int]:
@@ -38,7 +32,7 @@ def _score(scenes: list[Scene]) -> tuple[float, int]:
     for i, scene in enumerate(scenes):
         det = detect(draw(scene, seed=i))
         turns = round((det.pose.angle_deg - scene.angle_deg) / 90) if det.pose else 0
-        truth = _rotate(scene.board, turns)
+        truth = rotate_board(scene.board, turns)
         for sq, a, b in zip(det.squares, det.board, truth, strict=False):
             confident_wrong += a not in ("?", b) and sq.confidence >= 0.9
         right += sum(a == b for a, b in zip(det.board, truth, strict=True))
