@@ -164,10 +164,6 @@ def _recorded(path: Path, game_id: str) -> tuple[list[tuple[Any, ...]], GameStat
 async def _replay(sim: Any, path: Path, game_id: str) -> tuple[list[tuple[Any, ...]], GameState | None]:
     stand_in = recording.make_filter(None, STAND_INS)
     records = [r for r in Recording(path) if stand_in(r) or r.topic == "operator.command"]
-    # The referee orders what it sees by the capture and press times inside the messages (a frame taken
-    # before a placement finished says nothing about it). Replayed now, those times must move with the
-    # replay: shift them by the distance between the recording and now, as a mocked clock would.
-    records = retimed(records, time.monotonic_ns() - records[0].recv_ns)
     async with SimSession(sim.config) as session:
         out = Subscriber(session.ctx, sim.config.bus, [*DECISIONS, "sys.heartbeat"], name="replay-check")
         publisher = Publisher(session.ctx, sim.config.bus, "replay")
@@ -175,6 +171,13 @@ async def _replay(sim: Any, path: Path, game_id: str) -> tuple[list[tuple[Any, .
         await connected(publisher, out)
         decisions: list[tuple[Any, ...]] = []
         final: GameState | None = None
+        # The referee orders what it sees by the capture and press times inside the messages (a frame
+        # taken before a placement finished says nothing about it). Replayed now, those times must move
+        # with the replay: shift them by the distance between the recording and the replay's start, as
+        # a mocked clock would. (Taken here, not before the session and the bus connect: on a loaded
+        # machine those take seconds, and every replayed frame would then look that much older than
+        # the referee's own commands, and say nothing about them.)
+        records = retimed(records, time.monotonic_ns() - records[0].recv_ns)
         replay = asyncio.create_task(recording.replay_into(records, publisher, rate=1.0))
         try:
             loop = asyncio.get_running_loop()
