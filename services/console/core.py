@@ -509,6 +509,14 @@ class ClientFlow:
             self.dropped += 1
         self.waiting = (seq, capture_ns, data)
 
+    def drop_older(self, newest_seq: int) -> None:
+        """Drop the waiting frame if a newer pair exists: the frame loop offers that one when this page
+        may take a frame, and the waiting one must not go first. (A frame may be offered stale: the loop
+        encodes it while the page is free, and the page takes another frame before the encoding ends.)"""
+        if self.waiting is not None and self.waiting[0] < newest_seq:
+            self.waiting = None
+            self.dropped += 1
+
     def wait_ns(self, now_ns: int) -> int | None:
         """Nanoseconds until a new frame may go (0: now), or None while one is in flight and its
         acknowledgement is not yet overdue (the acknowledgement says when)."""

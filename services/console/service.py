@@ -322,6 +322,8 @@ class ConsoleService(Service):
         while True:
             await self._frame_ready.wait()
             self._frame_ready.clear()
+            for client in self.clients:
+                client.flow.drop_older(self.pairer.seq)
             now = time.monotonic_ns()
             waits = [w for w in (c.flow.wait_ns(now) for c in self.clients) if w is not None]
             if not waits or min(waits) > 0:
