@@ -160,7 +160,7 @@ class _Canvas:
 
     def __init__(self, scale: float) -> None:
         self.s = scale
-        self.n = int(math.ceil(2 * CANVAS_HALF_UNITS * scale))
+        self.n = math.ceil(2 * CANVAS_HALF_UNITS * scale)
         self.rgba = np.zeros((self.n, self.n, 4), np.float32)
         self.col = self.rgba[..., :3]
         self.alpha = self.rgba[..., 3]
@@ -169,8 +169,8 @@ class _Canvas:
         return (u + CANVAS_HALF_UNITS) * self.s, (v + CANVAS_HALF_UNITS) * self.s
 
     def roi(self, x0: float, y0: float, x1: float, y1: float) -> tuple[int, int, int, int] | None:
-        xa, ya = max(int(math.floor(x0)) - 2, 0), max(int(math.floor(y0)) - 2, 0)
-        xb, yb = min(int(math.ceil(x1)) + 3, self.n), min(int(math.ceil(y1)) + 3, self.n)
+        xa, ya = max(math.floor(x0) - 2, 0), max(math.floor(y0) - 2, 0)
+        xb, yb = min(math.ceil(x1) + 3, self.n), min(math.ceil(y1) + 3, self.n)
         if xa >= xb or ya >= yb:
             return None
         return xa, ya, xb, yb
