@@ -6,6 +6,8 @@ Contract
 (never on ``n``), and the same ``(seed, i)`` always gives the same pixels. Even indices are ``contest``
 frames (a blue or green painted board with black lines and large foam/plastic pieces, as on a 2024 contest
 table); odd indices are ``general`` frames drawn from the wide list of conditions in README.md.
+Indices 3 and 14 of every 20 (10 %, one contest and one general frame) are occluded, by a hand, a pen or a
+coin in turn.
 
 Geometry: the board lives on a plane with its own units (1 unit = 1 pitch, origin at the board centre,
 ``u`` right, ``v`` down). The plane is mapped to the image by ``H = T(centre) . pitch*R(angle) . P(g)``
@@ -52,7 +54,10 @@ THICK_LINE = 0.08
 WHITE_NEAR_PLATE_GREY = 20.0
 MAX_PIECE_OFFSET = 0.06  # pieces sit a little off-centre (pitch units)
 
-OCCLUDED_SHARE = 0.10
+OCCLUDED_CYCLE = 20
+# indices (mod 20) of occluded frames: exactly 10 % of every 20 frames, one contest and one general frame
+OCCLUDED_SLOTS = (3, 14)
+OCCLUDERS = ("hand", "pen", "coin")  # a coin needs an empty square, else it becomes a pen
 JPEG_RANGE = (50, 95)
 JPEG_LOW = 65
 MOTION_BLUR_MAX_PX = 2.0
@@ -123,7 +128,11 @@ def make_set(n: int, seed: int) -> list[Sample]:
 def render(seed: int, index: int) -> tuple[Sample, RenderInfo]:
     """Render frame ``index`` of the set ``seed`` (deterministic in ``(seed, index)``)."""
     rng = np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, int(index)]))
-    return _Frame(rng, contest=index % 2 == 0).build()
+    occluder: str | None = None
+    if index % OCCLUDED_CYCLE in OCCLUDED_SLOTS:  # hand, pen and coin in turn
+        turn = (index // OCCLUDED_CYCLE) * len(OCCLUDED_SLOTS) + OCCLUDED_SLOTS.index(index % OCCLUDED_CYCLE)
+        occluder = OCCLUDERS[turn % len(OCCLUDERS)]
+    return _Frame(rng, contest=index % 2 == 0, occluder=occluder).build()
 
 
 # ----------------------------------------------------------------------------------------------- helpers
@@ -238,9 +247,10 @@ class _Piece:
 class _Frame:
     """Draws one frame; every random choice is taken from ``rng`` in a fixed order."""
 
-    def __init__(self, rng: np.random.Generator, contest: bool) -> None:
+    def __init__(self, rng: np.random.Generator, contest: bool, occluder: str | None) -> None:
         self.rng = rng
         self.contest = contest
+        self.occluder = occluder
         self.tags: set[str] = {"contest" if contest else "general"}
 
     def u(self, a: float = 0.0, b: float = 1.0) -> float:
@@ -339,7 +349,12 @@ class _Frame:
         self.tilt = tilt
         self.focal = focal
         nb = cv2.perspectiveTransform(np.array([[[1.0, 0], [-1, 0], [0, 1], [0, -1], [0, 0]]]), self.h)[0]
-        self.pitch = float(np.mean(np.linalg.norm(nb[:4] - nb[4], axis=1)))
+        measured = float(np.mean(np.linalg.norm(nb[:4] - nb[4], axis=1)))
+        # perspective makes the mean neighbour distance a hair longer than the scale at the centre: scale the
+        # map about the centre so that the reported pitch is the sampled one (and stays within its range)
+        k = pitch / measured
+        self.h = np.array([[k, 0, cx * (1 - k)], [0, k, cy * (1 - k)], [0, 0, 1]]) @ self.h
+        self.pitch = float(pitch)
         if self.pitch < 50:
             self.tags.add("pitch:small")
         elif self.pitch > 75:
@@ -400,11 +415,9 @@ class _Frame:
             pieces.append(_Piece(c_ - 1 + float(off[0]), r_ - 1 + float(off[1]), ch == "X"))
 
         # occluder
-        occluder: str | None = None
-        if chance(OCCLUDED_SHARE):
-            occluder = str(rng.choice(["hand", "pen", "coin"], p=[0.4, 0.3, 0.3]))
-            if occluder == "coin" and "." not in board:
-                occluder = "pen"
+        occluder = self.occluder
+        if occluder == "coin" and "." not in board:
+            occluder = "pen"
         coin_square: int | None = None
 
         # table-plane canvas

@@ -23,7 +23,8 @@ from .generator import (
 SEED = 20241201
 N_FRAMES = 100
 PATCH = 2  # half-size of the pixel patches read at square centres
-MIN_BLACK_WHITE_GAP = 60.0  # grey levels between a white and a black piece's centre in one frame
+MAX_BLACK_WHITE_RATIO = 0.7  # a black piece's centre is at most this share of a white one's (2:1 light)
+MIN_BLACK_WHITE_GAP = 30.0  # grey levels between a white and a black piece's centre in one frame
 MAX_EMPTY_SQUARE_SPREAD = 45.0  # grey levels between an empty square's centre and its inner corner
 EMPTY_CORNER = 0.33  # pitch units from the square centre, diagonally: plate between piece and lines
 
@@ -113,7 +114,11 @@ def test_interface(frames: list[tuple[Sample, RenderInfo]]) -> None:
         assert len(s.board) == 9
         assert set(s.board) <= {"X", "O", "."}
         assert ANGLE_MIN_EXCL < s.angle_deg <= ANGLE_MAX
-        assert PITCH_MIN - 0.5 <= s.pitch_px <= PITCH_MAX + 0.5
+        assert PITCH_MIN <= s.pitch_px <= PITCH_MAX
+        # the pitch is the mean distance from the centre square's centre to its four neighbours' centres
+        nb = info.homography @ np.array([[1.0, -1, 0, 0], [0, 0, 1, -1], [1, 1, 1, 1]])
+        d = np.hypot(nb[0] / nb[2] - s.centre_px[0], nb[1] / nb[2] - s.centre_px[1])
+        assert math.isclose(float(d.mean()), s.pitch_px, rel_tol=1e-6)
         assert isinstance(s.occluded, bool)
         assert isinstance(s.tags, frozenset)
         # the centre is the image of the board origin
@@ -142,6 +147,7 @@ def test_board_truth_matches_pixels(frames: list[tuple[Sample, RenderInfo]]) -> 
         os_ = [_patch_mean(grey, _square_point(s, k)) for k, ch in enumerate(s.board) if ch == "O"]
         if xs and os_:
             assert max(xs) + MIN_BLACK_WHITE_GAP < min(os_), (s.board, xs, os_)
+            assert max(xs) < MAX_BLACK_WHITE_RATIO * min(os_), (s.board, xs, os_)
             checked_pieces += 1
         for k, ch in enumerate(s.board):
             if ch != ".":
@@ -183,7 +189,12 @@ def test_tags_and_shares(frames: list[tuple[Sample, RenderInfo]]) -> None:
     assert len(contest) == N_FRAMES // 2
     assert all(("general" in s.tags) != ("contest" in s.tags) for s in samples)
     occluded = sum(s.occluded for s in samples)
-    assert 0.04 * N_FRAMES <= occluded <= 0.18 * N_FRAMES
+    assert occluded == N_FRAMES // 10  # exactly 10 %: two fixed slots in every 20 frames
+    assert {t for s in samples for t in s.tags if t.startswith("occluded:")} == {
+        "occluded:hand",
+        "occluded:pen",
+        "occluded:coin",
+    }
     for s in samples:
         assert s.occluded == any(t.startswith("occluded:") for t in s.tags)
         if "full-board" in s.tags:
