@@ -297,6 +297,13 @@ HIDDEN_RUN_SAMPLES: Final = 4
 PIECE_LINE_REACH: Final = 0.12
 #: fewest seen line samples around a square to take their level rather than the grid's.
 MIN_LINE_SAMPLES: Final = 6
+#: Below this grid contrast in grey (levels), the grid is also looked at in each pixel's brightest
+#: channel, and read there when its contrast is ``BRIGHTEST_GAIN`` times higher.
+LOW_GRID_CONTRAST: Final = 24.0
+BRIGHTEST_GAIN: Final = 2.0
+#: a plate whose channels spread over more than this share of its brightest one is saturated (green,
+#: blue: its grey is far below its lightness); a piece's tone is then taken in the brightest channel.
+PLATE_SATURATED: Final = 0.6
 #: the float64 machine epsilon (``np.polyfit``'s default ``rcond`` is the points' count times it).
 FLOAT_EPS: Final = float(np.finfo(np.float64).eps)
 #: canonical centres of squares 1..9.
@@ -1301,7 +1308,8 @@ def _read_squares(
         # (The mean over each square's pixels, summed pixel by pixel as numpy sums this strided view,
         # from a copy laid out pixel-major, which sums the same way several times faster.)
         chroma_sum = np.ascontiguousarray(plate[..., 1:].swapaxes(0, 1)).sum(axis=0)
-        plate_chroma = np.linalg.norm(chroma_sum / plate.shape[1], axis=1)  # (9,)
+        plate_chroma_mean = chroma_sum / plate.shape[1]  # (9, 2)
+        plate_chroma = np.linalg.norm(plate_chroma_mean, axis=1)  # (9,)
         t_chroma = np.maximum.reduce(
             [
                 np.full(9, params.piece_noise_k * vary_c),
@@ -1349,11 +1357,25 @@ def _read_squares(
         medians = _masked_medians(colour_px[rows][:, geo.core], middles[rows])
         for row, k in enumerate(rows.tolist()):
             looks_coloured[k] = _coloured(medians[row], int(middles[k].sum()), plate[k, 0, 1:])
+    # The light end of the scale, when it is a saturated plate: it is lighter than its grey says (a green
+    # plate's grey is a black foam piece's in a bright room), so the plate's brightest channel, and the
+    # middle's, like with like. Dark lines are about as dark in every channel. (Light lines on a dark
+    # plate: in grey, as the lines are. Wood and pale plates: in grey, where a steel coin is mid-tone.)
+    plate_light, middle_light = plate_grey, middle_grey
+    by_light = np.zeros(9, bool)
+    if colour_px is not None:
+        plate_light, plate_dark = _channel_range(plate_grey, plate_chroma_mean)
+        by_light = (line_level < plate_grey) & (plate_light - plate_dark > PLATE_SATURATED * plate_light)
+        if by_light.any():
+            middle_light = _masked_medians(colour_px[:, geo.core].max(axis=2), middles)
     out: list[tuple[str, float, float, float, str, float]] = []
     for k in range(9):
         evidence, problem = float(evidences[k]), why[k]
         dark_ref = min(float(line_level[k]), float(plate_grey[k]))
-        tone = (float(middle_grey[k]) - dark_ref) / max(float(contrast[k]), 1e-3)
+        if by_light[k]:
+            tone = (float(middle_light[k]) - dark_ref) / max(float(plate_light[k]) - dark_ref, 1e-3)
+        else:
+            tone = (float(middle_grey[k]) - dark_ref) / max(float(contrast[k]), 1e-3)
         if evidence < f0 and not problem:
             out.append(("empty", 1.0 - 0.5 * evidence / f0, evidence, tone, "", float(plate_grey[k])))
             continue
@@ -1368,6 +1390,13 @@ def _read_squares(
         state = "black" if tone < 0.5 else "white"
         out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
     return out, np.column_stack([centres_off, edges, middle_grey])
+
+
+def _channel_range(grey: np.ndarray, opponent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The brightest and the darkest channel of colours given by their grey (N,) and opponent colour
+    (N, 2: B-G, R-G), as OpenCV weighs grey (0.114 B + 0.587 G + 0.299 R)."""
+    g = grey - 0.114 * opponent[:, 0] - 0.299 * opponent[:, 1]
+    return np.maximum(g, g + np.max(opponent, axis=1)), np.minimum(g, g + np.min(opponent, axis=1))
 
 
 def _middles(geo: _SquareMasks, centres: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -1830,6 +1859,14 @@ def _read_squares_ring(
     fill = differs[:, disc_at].mean(axis=1)
     dark_ref = np.minimum(line_level, bg_grey)
     t = (np.median(grey[:, disc_at], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
+    if chroma is not None:  # a saturated plate as the light end: in its brightest channel, as _read_squares
+        light, dark = _channel_range(bg_grey, bg_chroma)
+        by_light = (line_level < bg_grey) & (light - dark > PLATE_SATURATED * light)
+        if by_light.any():
+            t_light = (np.median(colour[:, disc_at].max(axis=2), axis=1) - dark_ref) / np.maximum(
+                light - dark_ref, 1e-3
+            )
+            t = np.where(by_light, t_light, t)
     foreign = _foreign_ring(differs, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = RING_PIECE_MIN_FILL
@@ -2081,6 +2118,13 @@ def _prepare_image(image: np.ndarray) -> _Image:
     return _Image(gray, bgr, small, scale, sigma_raw / 3.5 + 0.5, _spread(gray), sigma_raw)
 
 
+def _brightest(im: _Image, keep_colour: bool) -> _Image:
+    """``im`` seen in each pixel's brightest channel instead of grey, with its colour or without."""
+    assert im.bgr is not None
+    brightest = _prepare_image(np.ascontiguousarray(im.bgr.max(axis=2)))
+    return replace(brightest, bgr=im.bgr) if keep_colour else brightest
+
+
 def _locate(
     img: np.ndarray,
     scale: float,
@@ -2219,7 +2263,7 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         # Lines that differ from the plate more in colour than in luminance (dark blue lines on a blue
         # plate: blue weighs a tenth in grey) stand out in each pixel's brightest channel. The grid is
         # searched for there; the squares are still read in grey and colour.
-        brightest = _search(_prepare_image(np.ascontiguousarray(im.bgr.max(axis=2))), p, None, t0)
+        brightest = _search(_brightest(im, keep_colour=False), p, None, t0)
         if brightest.found and brightest.pose is not None:
             det = read_at_pose(im, brightest.pose, brightest.polarity, brightest.extra["half_width"], p)
             return replace(
@@ -2631,8 +2675,11 @@ def read_at_pose(
     params: DetectorParams,
     *,
     h: np.ndarray | None = None,
+    in_brightest: bool = False,
 ) -> Detection:
-    """Read the squares, the occlusion and the supply of a prepared image at a known pose."""
+    """Read the squares, the occlusion and the supply of a prepared image at a known pose. When the
+    grid shows no contrast in grey but the image has colour, read it again in each pixel's brightest
+    channel (``in_brightest``: this is that second read)."""
     if h is None:
         h = homography_of(pose)
     pitch = pitch_of(pose)
@@ -2649,14 +2696,25 @@ def read_at_pose(
     # white piece beside a dark line doubles the contrast on its side.
     typical = float(np.percentile(both_sides, 80))
     seen = contrast >= params.line_seen_frac * max(typical, 1e-3)
-    if typical < max(3.0 * im.sigma, 0.05 * im.spread):
+    no_grid = typical < max(3.0 * im.sigma, 0.05 * im.spread)
+    if typical < LOW_GRID_CONTRAST and im.bgr is not None and not in_brightest:
+        # Lines that differ from the plate in colour more than in grey (dark lines on a blue plate: blue
+        # weighs a tenth in grey) stand out in the brightest channel, and every threshold scales with
+        # the grid's contrast (in grey, a bare square's JPEG colour reads as a piece). The pieces are
+        # still told apart by colour there too. Covered lines stay covered in any channel.
+        other = read_at_pose(
+            _brightest(im, keep_colour=True), pose, None, half_width, params, h=h, in_brightest=True
+        )
+        if no_grid or abs(other.line_contrast) > BRIGHTEST_GAIN * typical:
+            return other
+    if no_grid:
         seen[:] = False  # no grid contrast at all: all of it is covered
     occlusion = float(1.0 - seen.mean())
     # A sample is covered when its line is not seen *and* the line's own grey is not there: two white
     # pieces on both sides of a light line take its contrast, not its grey.
     line_grey = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
     covered = ~seen & (np.abs(peaks - line_grey) > COVER_LEVEL_FRAC * max(typical, 1e-3))
-    if typical < max(3.0 * im.sigma, 0.05 * im.spread):
+    if no_grid:
         covered[:] = True
     line_level = _line_levels(peaks, owners, seen, line_grey)
     by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params)
