@@ -1326,7 +1326,8 @@ def _read_squares(
         np.maximum(params.piece_noise_k * texture, params.piece_min_frac * contrast),
         np.full(9, params.piece_noise_k * texture),
     ]
-    # A square's corners off the board's surface: something flat covers it (a sheet, a hand).
+    # A square's corners off the board's surface: something flat covers it (a sheet, a hand), unless a
+    # clean piece shows (below).
     background = np.linalg.norm(own, axis=1) > FOREIGN_BACKGROUND_FRAC * scale
     f0 = params.piece_min_fill
     evidences, centres_off, edges = _piece_evidence(differs, geo, geo.body_zone)
@@ -1344,13 +1345,17 @@ def _read_squares(
     middles = _middles(geo, centres_off, edges)
     middle_grey = _masked_medians(grey[:, geo.core], middles)
     reaches = _reaches_corners(differs, geo)
-    why = ["background" if background[k] else "reaches-corners" if reaches[k] else "" for k in range(9)]
+    why = ["reaches-corners" if reaches[k] else "" for k in range(9)]
     for k in np.flatnonzero(evidences >= f0).tolist():
         if not why[k]:
             middle = np.zeros(geo.rad.size, bool)
             middle[geo.core] = middles[k]
             piece = (float(evidences[k]), centres_off[k], float(edges[k]))
             why[k] = _shape_problem(differs[k], dev[k, :, 0], piece, middle, geo, f0)
+            # A clean round piece in a square whose corners are off the board's surface: its shadow and
+            # rim reach them (a full board of large pieces). A sheet over the square leaves no piece.
+            background[k] &= bool(why[k])
+    why = ["background" if background[k] else w for k, w in enumerate(why)]
     looks_coloured = np.zeros(9, bool)
     rows = np.flatnonzero((evidences >= f0) & ~np.array([bool(w) for w in why]))
     if colour_px is not None and rows.size:
