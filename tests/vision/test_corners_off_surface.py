@@ -1,0 +1,29 @@
+"""A square whose corners are off the board's surface reads as covered ("background": a sheet, a hand)
+unless a clean round piece shows in it: a large piece's shadow and rim reach its corners.
+
+Tested on frames of the contest_table renderer (tests/vision/contest_table, a tuning set) with large
+pieces on blue and green plates, each of which had squares read unknown for this alone; the other
+side, a sheet over a square, is tests/vision/test_occlusion.py's.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from services.vision.detector import detect
+from tests.vision.contest_table.generator import render
+
+from .test_sweep import rotate_board
+
+#: (seed, index) of contest_table frames whose large pieces' shadows reach their squares' corners.
+SHADOWS_IN_CORNERS = ((1, 52), (1, 78), (1, 198), (1, 217))
+
+
+@pytest.mark.parametrize(("seed", "index"), SHADOWS_IN_CORNERS)
+def test_large_pieces_whose_shadows_reach_the_corners_are_read(seed: int, index: int) -> None:
+    sample, _info = render(seed, index)
+    det = detect(sample.image)
+    assert det.found and det.pose is not None
+    turns = round((det.pose.angle_deg - sample.angle_deg) / 90)
+    assert det.board == rotate_board(sample.board, turns)
+    assert not det.extra.get("foreign_background")
