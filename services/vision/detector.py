@@ -141,6 +141,9 @@ PLATE_CORNER_RADIUS: Final = 0.5
 PLATE_FIT_PASSES: Final = 3
 PLATE_OUTLIER_K: Final = 3.5
 PLATE_MIN_CORNERS: Final = 12
+#: a corner whose level is off its square's by more than this many times the median corner's (plus
+#: the noise) is not plain board (a shadow reaches it): the board's variation is measured without it.
+PLAIN_CORNER_K: Final = 2.0
 #: a square's inside never shrinks below this half-width (pitches), whatever the lines.
 MIN_INSIDE_HALF: Final = 0.3
 #: a piece's body lies within this radius of the square's centre (pitches): radius 0.45, off-centre.
@@ -1281,10 +1284,18 @@ def _read_squares(
     own = np.median((vals - plate_corners).reshape(n_q, 9, n_ch), axis=0)  # (9, C)
     plate = plate_px.reshape(9, -1, n_ch) + own[:, None, :]
     dev = data - plate  # (9, P, C)
-    # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board.
-    corner_dev = dev[:, geo.corner_at, :]
-    # (Never below the image's own noise: the corners are small where the lines are thick.)
-    vary = max(MAD_TO_SIGMA * float(np.median(np.abs(corner_dev[..., 0]))), noise)
+    # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board: over the
+    # corners whose level the plate explains (a large piece's shadow sets a corner apart from its
+    # square's level; that is the piece, not the plate, and it would hide faint pieces everywhere).
+    level_off = np.abs((vals - plate_corners).reshape(n_q, 9, n_ch)[..., 0] - own[None, :, 0])  # (Q, 9)
+    plain = level_off <= PLAIN_CORNER_K * float(np.median(level_off)) + noise
+    in_plain = geo.corner_valid[None, :, :] & plain.T[:, :, None]  # (9, Q, K)
+    # (Never below the image's own noise: the corners are small where the lines are thick.) Light lines
+    # on a dark plate glow into every corner (the plate darker in the middle than near the lines, as
+    # much as a faint piece): there, all the corners' variation.
+    if float(np.median(line_level)) > float(np.median(plate[:, 0, 0])):
+        in_plain = np.broadcast_to(geo.corner_valid[None, :, :], in_plain.shape)
+    vary = max(MAD_TO_SIGMA * float(np.median(np.abs(dev[:, geo.corner_index, 0][in_plain]))), noise)
     # ...and how much it varies within one corner, around that corner's own level: the plate's texture
     # alone. Soft shadows of large pieces reach some corners and set them apart from the surface, which
     # swells ``vary``; a white piece a few grey levels off a white plate then stays under it.
@@ -1296,7 +1307,7 @@ def _read_squares(
     differs = np.abs(dev[..., 0]) > t_grey[:, None]
     if n_ch == 3:
         cdev = np.hypot(dev[..., 1], dev[..., 2])
-        c_corner = cdev[:, geo.corner_at]
+        c_corner = cdev[:, geo.corner_index][in_plain]
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
