@@ -2211,6 +2211,7 @@ def _best_candidate(
     """The grid candidates (homography, pitch, cells) checked and refined on the lines; the best one,
     or None when none is a grid."""
     best: _Candidate | None = None
+    best_clear = 0.0
     for h, pitch, cells in candidates:
         # The mask a lattice came from does not prove the polarity (the squares' insides can stand in
         # for cells); with fewer than nine cells (pieces dent them) the window may be a square off; and
@@ -2232,10 +2233,13 @@ def _best_candidate(
             if fit is None:
                 break
             h, seen = fit.h, fit.seen
-        # The comb's grid replaces the cells' only when its lines are clearly better seen.
-        margin = COMB_SEEN_MARGIN if cells == 0 and best is not None and best[4] > 0 else 0.0
+        # The comb's grid replaces the cells' only when its lines are clearly better seen, unless the
+        # cells' window did not look like a grid itself (cells on the plate between large pieces can be
+        # taken a row off, and the window then reaches off the board).
+        cells_trusted = best is not None and best[4] > 0 and best_clear >= COMB_MIN_CLEAR
+        margin = COMB_SEEN_MARGIN if cells == 0 and cells_trusted else 0.0
         if best is None or seen > best[0] + margin:
-            best = (seen, h, polarity, half_width, cells, pitch)
+            best, best_clear = (seen, h, polarity, half_width, cells, pitch), clear
         if cells == 0 and best[4] == 0 and best[0] >= COMB_SURE_SEEN:
             break  # the comb's other guesses are likelier wrong than better
     if best is None or (best[4] == 0 and best[0] < COMB_MIN_SEEN):
