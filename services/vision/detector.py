@@ -113,6 +113,11 @@ OFF_PLATE_COLOUR: Final = 0.5
 #: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
 #: far from a black piece as from a white one: not a piece.
 MID_TONE: Final = 0.15
+#: mid-tone pieces in one group of tones this tight, this far from all the other pieces' tones (on the
+#: same scale), take the colour of their side (see _mid_tones_by_the_board), this confident at most.
+TONE_GROUP_SPREAD: Final = 0.2
+TONE_GROUP_GAP: Final = 0.8
+BOARD_TONE_CONFIDENCE: Final = 0.8
 #: a faint body's face varies by at most this share of its level up to its edge (see _faint_piece).
 FAINT_PLATEAU: Final = 0.4
 #: a line's near sides lie this many pixels beyond its half width (see _verify_grid).
@@ -1413,6 +1418,42 @@ def _channel_range(grey: np.ndarray, opponent: np.ndarray) -> tuple[np.ndarray, 
     (N, 2: B-G, R-G), as OpenCV weighs grey (0.114 B + 0.587 G + 0.299 R)."""
     g = grey - 0.114 * opponent[:, 0] - 0.299 * opponent[:, 1]
     return np.maximum(g, g + np.max(opponent, axis=1)), np.minimum(g, g + np.min(opponent, axis=1))
+
+
+def _mid_tones_by_the_board(
+    readings: list[tuple[str, float, float, float, str, float]],
+) -> list[tuple[str, float, float, float, str, float]]:
+    """``readings`` (as :func:`_read_squares` gives them) with mid-tone pieces told by the board's other
+    pieces: where the pieces on one side of the scale's middle are one tight group of tones (within
+    ``TONE_GROUP_SPREAD``) and every other piece is ``TONE_GROUP_GAP`` or more beyond it, the mid-tone
+    ones of the group are of its colour (black foam on a green plate under a lamp sits near the middle
+    of the scale the grid gives, with the white pieces far above). Their confidence is at most
+    ``BOARD_TONE_CONFIDENCE``. A mid-tone body alone, or beside clean pieces of its own side, stays
+    unknown (a steel coin beside black pieces)."""
+    pieces = [
+        (k, r[3]) for k, r in enumerate(readings) if r[0] in ("black", "white") and r[4] in ("", "mid-tone")
+    ]
+    if not any(readings[k][4] == "mid-tone" for k, _ in pieces):
+        return readings
+    out = list(readings)
+    for dark_side in (True, False):
+        # The tight group: the pieces on one side of the scale's middle (below it, then above it), so
+        # a mid-tone piece keeps the colour its own tone gives (a white piece in a shadow is not made
+        # black by whiter pieces), and only loses the doubt.
+        group = [(k, t) for k, t in pieces if (t < 0.5) == dark_side]
+        others = [t for k, t in pieces if (t < 0.5) != dark_side]
+        if not group or not others or not any(readings[k][4] == "mid-tone" for k, _ in group):
+            continue
+        tones = [t for _, t in group]
+        gap = min(others) - max(tones) if dark_side else min(tones) - max(others)
+        if max(tones) - min(tones) > TONE_GROUP_SPREAD or gap < TONE_GROUP_GAP:
+            continue
+        for k, _ in group:
+            _state, conf, evidence, tone, problem, plate = out[k]
+            if problem == "mid-tone":
+                colour = "black" if dark_side else "white"
+                out[k] = (colour, min(conf, BOARD_TONE_CONFIDENCE), evidence, tone, "", plate)
+    return out
 
 
 def _middles(geo: _SquareMasks, centres: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -2738,6 +2779,7 @@ def read_at_pose(
         covered[:] = True
     line_level = _line_levels(peaks, owners, seen, line_grey)
     by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params)
+    by_corners = _mid_tones_by_the_board(by_corners)
     readings = _combine(_read_squares_ring(canon, half_width, line_level, params), by_corners)
     under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3))
     crossed = _crossed_squares(~covered | under_piece, owners)
