@@ -113,6 +113,9 @@ OFF_PLATE_COLOUR: Final = 0.5
 #: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
 #: far from a black piece as from a white one: not a piece.
 MID_TONE: Final = 0.15
+#: a square read bare whose middle is further than this from the plate's end of the scale, towards the
+#: lines' end, is not bare.
+NOT_PLATE_TONE: Final = 0.6
 #: mid-tone pieces in one group of tones this tight, this far from all the other pieces' tones (on the
 #: same scale), take the colour of their side (see _mid_tones_by_the_board), this confident at most.
 TONE_GROUP_SPREAD: Final = 0.2
@@ -1397,14 +1400,22 @@ def _read_squares(
             tone = (float(middle_light[k]) - dark_ref) / max(float(plate_light[k]) - dark_ref, 1e-3)
         else:
             tone = (float(middle_grey[k]) - dark_ref) / max(float(contrast[k]), 1e-3)
+        presence = min(1.0, (evidence - f0) / f0)
         if evidence < f0 and not problem:
-            out.append(("empty", 1.0 - 0.5 * evidence / f0, evidence, tone, "", float(plate_grey[k])))
-            continue
+            # How far the middle is from the plate's end of the scale, towards the other end (a middle
+            # darker than a dark plate is the glow of light lines around it, not a piece).
+            towards_lines = 1.0 - tone if line_level[k] < plate_grey[k] else tone
+            if towards_lines <= NOT_PLATE_TONE:
+                out.append(("empty", 1.0 - 0.5 * evidence / f0, evidence, tone, "", float(plate_grey[k])))
+                continue
+            # Nothing differs from the square's plate, yet its middle is nowhere near the plate's tone:
+            # its corners took a piece's level (a large piece's body and shadow reach them on a full
+            # board). The middle's tone says which piece; never a certain reading.
+            presence, most[k] = 1.0, min(float(most[k]), DISAGREEMENT_MAX_CONFIDENCE)
         if not problem and looks_coloured[k]:
             problem = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
         elif not problem and abs(tone - 0.5) < MID_TONE:
             problem = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
-        presence = min(1.0, (evidence - f0) / f0)
         # How far the tone is from the middle of the scale, 0.3 away is certain.
         certainty = min(1.0, abs(tone - 0.5) / 0.3)
         conf = min(float(most[k]), 0.5 + 0.5 * min(presence, certainty))

@@ -4,7 +4,9 @@ unless a clean round piece shows in it: a large piece's shadow and rim reach its
 Tested on frames of the contest_table renderer (tests/vision/contest_table, a tuning set) with large
 pieces on blue and green plates, each of which had squares read unknown for this alone; the other
 side, a sheet over a square, is tests/vision/test_occlusion.py's. And such corners are left out of the
-plate's variation, which sets how far off the plate a pixel must be to differ.
+plate's variation, which sets how far off the plate a pixel must be to differ. And a square whose
+corners took its piece's level, so that nothing in it differs, is not read bare when its middle is far
+from the plate's tone.
 """
 
 from __future__ import annotations
@@ -42,3 +44,20 @@ def test_white_pieces_near_a_pale_plate_with_shadows_in_the_corners() -> None:
     assert det.found and det.pose is not None
     turns = round((det.pose.angle_deg - sample.angle_deg) / 90)
     assert det.board == rotate_board(sample.board, turns)
+
+
+#: contest_table frames: full boards of large pieces whose black pieces' corners took their level, so
+#: nothing in those squares differed from "their plate" and they read empty.
+CORNERS_TOOK_THE_PIECE = (82, 186, 252)
+
+
+@pytest.mark.parametrize("index", CORNERS_TOOK_THE_PIECE)
+def test_a_square_whose_middle_is_far_from_the_plates_tone_is_not_bare(index: int) -> None:
+    sample, _info = render(1, index)
+    det = detect(sample.image)
+    assert det.found and det.pose is not None
+    turns = round((det.pose.angle_deg - sample.angle_deg) / 90)
+    assert det.board == rotate_board(sample.board, turns)
+    # never a certain reading
+    pieces = [s for s in det.squares if s.state in ("black", "white")]
+    assert min(s.confidence for s in pieces) <= 0.75
