@@ -113,6 +113,12 @@ OFF_PLATE_COLOUR: Final = 0.5
 #: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
 #: far from a black piece as from a white one: not a piece.
 MID_TONE: Final = 0.15
+#: a plate darker than this (with light lines) or lighter than that (with dark lines) may hide a piece
+#: of its own tone (black pieces are grey 15-55 as exposed, white ones 205-245): a bare square read there
+#: is this confident at most.
+BLACK_PIECE_GREY: Final = 70.0
+WHITE_PIECE_GREY: Final = 195.0
+HIDING_PLATE_CONFIDENCE: Final = 0.85
 #: a square read bare whose middle is further than this from the plate's end of the scale, towards the
 #: lines' end, is not bare.
 NOT_PLATE_TONE: Final = 0.6
@@ -1406,7 +1412,10 @@ def _read_squares(
             # darker than a dark plate is the glow of light lines around it, not a piece).
             towards_lines = 1.0 - tone if line_level[k] < plate_grey[k] else tone
             if towards_lines <= NOT_PLATE_TONE:
-                out.append(("empty", 1.0 - 0.5 * evidence / f0, evidence, tone, "", float(plate_grey[k])))
+                conf = 1.0 - 0.5 * evidence / f0
+                if _could_hide_a_piece(float(plate_grey[k]), bool(line_level[k] < plate_grey[k])):
+                    conf = min(conf, HIDING_PLATE_CONFIDENCE)
+                out.append(("empty", conf, evidence, tone, "", float(plate_grey[k])))
                 continue
             # Nothing differs from the square's plate, yet its middle is nowhere near the plate's tone:
             # its corners took a piece's level (a large piece's body and shadow reach them on a full
@@ -1422,6 +1431,13 @@ def _read_squares(
         state = "black" if tone < 0.5 else "white"
         out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
     return out, np.column_stack([centres_off, edges, middle_grey])
+
+
+def _could_hide_a_piece(plate_grey: float, dark_lines: bool) -> bool:
+    """Whether a plate of this grey could hide a piece of its own tone: a plate as dark as black pieces
+    (light lines on it), or as light as white ones (dark lines on it), in the grey levels a camera
+    exposed for the board gives them. A square read bare there is never certain."""
+    return plate_grey >= WHITE_PIECE_GREY if dark_lines else plate_grey <= BLACK_PIECE_GREY
 
 
 def _channel_range(grey: np.ndarray, opponent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
