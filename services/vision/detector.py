@@ -1274,7 +1274,10 @@ def _read_squares(
     bare board leaves every ring near zero. The evidence is the best ring's share.
     *Which* piece: the median grey of the piece's middle, on the scale the grid itself gives around the
     square, from its dark tone (0) to its light tone (1) (plate and lines, whichever is which): below the
-    middle is black. A highlight or a rim is a minority of the middle and changes nothing.
+    middle is black. On a saturated plate with dark lines, the plate's and the middle's brightest
+    channel instead of grey. A highlight or a rim is a minority of the middle and changes nothing.
+    A square read bare whose middle is far from the plate's tone is not bare (its corners took a large
+    piece's level), and a bare reading on a plate that could hide a piece is never certain.
     """
     s, m = canon.px, canon.margin
     # Clear of the lines' blur: a margin of a few image pixels at least.
@@ -2766,8 +2769,9 @@ def read_at_pose(
     in_brightest: bool = False,
 ) -> Detection:
     """Read the squares, the occlusion and the supply of a prepared image at a known pose. When the
-    grid shows no contrast in grey but the image has colour, read it again in each pixel's brightest
-    channel (``in_brightest``: this is that second read)."""
+    grid shows little contrast in grey (under ``LOW_GRID_CONTRAST``) and the image has colour, it is read
+    again in each pixel's brightest channel (``in_brightest``: this is that second read), and that read
+    is taken when the grid shows none in grey or ``BRIGHTEST_GAIN`` times more there."""
     if h is None:
         h = homography_of(pose)
     pitch = pitch_of(pose)
