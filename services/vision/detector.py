@@ -1397,8 +1397,7 @@ def _read_squares(
     plate_light, middle_light = plate_grey, middle_grey
     by_light = np.zeros(9, bool)
     if colour_px is not None:
-        plate_light, plate_dark = _channel_range(plate_grey, plate_chroma_mean)
-        by_light = (line_level < plate_grey) & (plate_light - plate_dark > PLATE_SATURATED * plate_light)
+        by_light, plate_light = _saturated_plate(line_level, plate_grey, plate_chroma_mean)
         if by_light.any():
             middle_light = _masked_medians(colour_px[:, geo.core].max(axis=2), middles)
     out: list[tuple[str, float, float, float, str, float]] = []
@@ -1443,11 +1442,17 @@ def _could_hide_a_piece(plate_grey: float, dark_lines: bool) -> bool:
     return plate_grey >= WHITE_PIECE_GREY if dark_lines else plate_grey <= BLACK_PIECE_GREY
 
 
-def _channel_range(grey: np.ndarray, opponent: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The brightest and the darkest channel of colours given by their grey (N,) and opponent colour
-    (N, 2: B-G, R-G), as OpenCV weighs grey (0.114 B + 0.587 G + 0.299 R)."""
-    g = grey - 0.114 * opponent[:, 0] - 0.299 * opponent[:, 1]
-    return np.maximum(g, g + np.max(opponent, axis=1)), np.minimum(g, g + np.min(opponent, axis=1))
+def _saturated_plate(
+    line_level: np.ndarray, plate_grey: np.ndarray, opponent: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which squares' plates (grey (N,) and opponent colour (N, 2: B-G, R-G), as OpenCV weighs grey:
+    0.114 B + 0.587 G + 0.299 R) are saturated, their channels spread over more than ``PLATE_SATURATED``
+    of the brightest, with lines darker than them (``line_level`` (N,)): there a piece's tone is taken
+    in the brightest channel. Returns that mask and each plate's brightest channel."""
+    g = plate_grey - 0.114 * opponent[:, 0] - 0.299 * opponent[:, 1]
+    light = np.maximum(g, g + np.max(opponent, axis=1))
+    dark = np.minimum(g, g + np.min(opponent, axis=1))
+    return (line_level < plate_grey) & (light - dark > PLATE_SATURATED * light), light
 
 
 def _mid_tones_by_the_board(
@@ -1947,8 +1952,7 @@ def _read_squares_ring(
     dark_ref = np.minimum(line_level, bg_grey)
     t = (np.median(grey[:, disc_at], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
     if chroma is not None:  # a saturated plate as the light end: in its brightest channel, as _read_squares
-        light, dark = _channel_range(bg_grey, bg_chroma)
-        by_light = (line_level < bg_grey) & (light - dark > PLATE_SATURATED * light)
+        by_light, light = _saturated_plate(line_level, bg_grey, bg_chroma)
         if by_light.any():
             t_light = (np.median(colour[:, disc_at].max(axis=2), axis=1) - dark_ref) / np.maximum(
                 light - dark_ref, 1e-3
