@@ -13,7 +13,7 @@ import pytest
 from services.vision import detector as D
 from tests.vision.contest_table.generator import render
 
-from .test_sweep import rotate_board
+from .test_sweep import truth_as_read
 
 #: contest_table frames (a tuning set) whose black foam on a green plate read mid-tone, unknown.
 FOAM_ON_GREEN = (60, 68, 140, 222)
@@ -85,6 +85,4 @@ def test_foreign_squares_and_empty_ones_are_left_alone() -> None:
 def test_black_foam_on_green_plates_is_read(index: int) -> None:
     sample, _info = render(1, index)
     det = D.detect(sample.image)
-    assert det.found and det.pose is not None
-    turns = round((det.pose.angle_deg - sample.angle_deg) / 90)
-    assert det.board == rotate_board(sample.board, turns)
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)

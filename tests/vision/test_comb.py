@@ -23,7 +23,7 @@ from services.vision import detector as D
 from tests.vision.contest_table.generator import render as render_contest
 from tests.vision.flat.generator import make_frame
 
-from .test_sweep import rotate_board
+from .test_sweep import truth_as_read
 
 #: (seed, index) of flat frames whose cells give no lattice: full or nearly full boards of large pieces.
 BROKEN_CELLS = ((4, 129), (2, 18), (2, 185), (2, 190))
@@ -89,8 +89,7 @@ def test_cells_whose_window_is_no_grid_do_not_outrank_the_combs_better_seen_line
     assert det.found and det.pose is not None
     off = math.dist((det.pose.center_px.x, det.pose.center_px.y), sample.centre_px)
     assert off < CENTRE_TOL_PITCH * sample.pitch_px
-    turns = round((det.pose.angle_deg - sample.angle_deg) / 90)
-    assert det.board == rotate_board(sample.board, turns)
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
 
 
 def test_lines_that_differ_in_colour_more_than_in_grey_are_found_in_the_brightest_channel() -> None:

@@ -17,7 +17,7 @@ from services.vision.detector import detect
 from tests.vision.contest_table.generator import render
 from tests.vision.heldout.generator import make_set as heldout_set
 
-from .test_sweep import rotate_board
+from .test_sweep import truth_as_read
 
 #: (seed, index) of contest_table frames whose large pieces' shadows reach their squares' corners.
 #: (Frame 52 also was; since the plate's variation is measured on plain corners only, one of its black
@@ -29,9 +29,7 @@ SHADOWS_IN_CORNERS = ((1, 78), (1, 198), (1, 217))
 def test_large_pieces_whose_shadows_reach_the_corners_are_read(seed: int, index: int) -> None:
     sample, _info = render(seed, index)
     det = detect(sample.image)
-    assert det.found and det.pose is not None
-    turns = round((det.pose.angle_deg - sample.angle_deg) / 90)
-    assert det.board == rotate_board(sample.board, turns)
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
     assert not det.extra.get("foreign_background")
 
 
@@ -41,9 +39,7 @@ def test_white_pieces_near_a_pale_plate_with_shadows_in_the_corners() -> None:
     the thresholds over the pieces' few grey levels, and two read empty with confidence 1.0."""
     sample = heldout_set(108, 1)[107]
     det = detect(sample.image)
-    assert det.found and det.pose is not None
-    turns = round((det.pose.angle_deg - sample.angle_deg) / 90)
-    assert det.board == rotate_board(sample.board, turns)
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
 
 
 #: contest_table frames: full boards of large pieces whose black pieces' corners took their level, so
@@ -55,9 +51,7 @@ CORNERS_TOOK_THE_PIECE = (82, 186, 252)
 def test_a_square_whose_middle_is_far_from_the_plates_tone_is_not_bare(index: int) -> None:
     sample, _info = render(1, index)
     det = detect(sample.image)
-    assert det.found and det.pose is not None
-    turns = round((det.pose.angle_deg - sample.angle_deg) / 90)
-    assert det.board == rotate_board(sample.board, turns)
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
     # never a certain reading
     pieces = [s for s in det.squares if s.state in ("black", "white")]
     assert min(s.confidence for s in pieces) <= 0.75

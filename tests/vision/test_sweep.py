@@ -45,6 +45,14 @@ def rotate_board(board: str, quarter_turns: int) -> str:
     return "".join("".join(r) for r in rows)
 
 
+def truth_as_read(det: Detection, board: str, angle_deg: float) -> str:
+    """A frame's true ``board`` (in its own frame, at ``angle_deg``) labelled as ``det`` numbers the
+    squares (its pose may be a quarter turn off the truth's: the board is square). ``det`` must have
+    found the board."""
+    assert det.found and det.pose is not None
+    return rotate_board(board, round((det.pose.angle_deg - angle_deg) / 90))
+
+
 def random_board(rng: np.random.Generator) -> str:
     cells = ["."] * 9
     order = rng.permutation(9)
