@@ -10,6 +10,7 @@ a grid that grey does not show (dark blue lines on a blue plate) is found in the
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -20,6 +21,8 @@ from services.simcam.renderer import render
 from services.simcam.style import RenderStyle
 from services.simcam.world import world_from_board
 from services.vision import detector as D
+from services.vision.detector import cells, comb, geometry, search
+from services.vision.detector import image as detector_image
 from tests.vision.contest_table.generator import render as render_contest
 from tests.vision.flat.generator import make_frame
 
@@ -40,37 +43,37 @@ def test_a_thin_line_is_a_ridge_at_every_reach() -> None:
         row = [10.0] * 20
         for i in range(8, 8 + width):
             row[i] = 50.0
-        ridges = D._ridges(_profile_image(row), 1)
+        ridges = comb._ridges(_profile_image(row), 1)
         assert ridges[2, 8 + width // 2] == pytest.approx(40.0), width
 
 
 def test_a_step_edge_is_no_ridge() -> None:
     # A piece's or the plate's border: one side is as high as the edge itself.
-    ridges = D._ridges(_profile_image([10.0] * 10 + [50.0] * 10), 1)
+    ridges = comb._ridges(_profile_image([10.0] * 10 + [50.0] * 10), 1)
     assert float(ridges.max()) == 0.0
 
 
 def test_a_wide_band_is_no_ridge() -> None:
     # A piece across the profile is wider than any reach: only its rim answers, not its middle.
     row = [10.0] * 4 + [50.0] * 20 + [10.0] * 4
-    ridges = D._ridges(_profile_image(row), 1)
+    ridges = comb._ridges(_profile_image(row), 1)
     assert float(ridges[2, 8:20].max()) == 0.0
 
 
 def test_ridges_run_along_either_axis() -> None:
     image = np.full((20, 20), 10.0, np.float32)
     image[9, :] = 60.0  # a horizontal line: a ridge across y
-    assert float(D._ridges(image, 0)[9].min()) == pytest.approx(50.0)
-    assert float(D._ridges(image, 1).max()) == 0.0
+    assert float(comb._ridges(image, 0)[9].min()) == pytest.approx(50.0)
+    assert float(comb._ridges(image, 1).max()) == 0.0
 
 
 @pytest.mark.parametrize(("seed", "index"), BROKEN_CELLS)
 def test_a_board_whose_cells_pieces_break_is_found_in_place(seed: int, index: int) -> None:
     sample = make_frame(index, seed)
-    im = D._prepare_image(sample.image)
+    im = detector_image._prepare_image(sample.image)
     for image, scale in ((im.small, im.scale), (im.gray, 1.0)):
-        lattice = D._locate(image, scale, im.sigma, im.spread, D.DEFAULT_PARAMS, None)
-        assert lattice is None or len(lattice[0].centers) < D.COMB_BELOW_CELLS  # the comb's case
+        lattice = cells._locate(image, scale, im.sigma, im.spread, D.DEFAULT_PARAMS, None)
+        assert lattice is None or len(lattice[0].centers) < search.COMB_BELOW_CELLS  # the comb's case
     det = D.detect(sample.image)
     assert det.found and det.pose is not None
     turn = abs(((det.pose.angle_deg - sample.angle_deg) + 45.0) % 90.0 - 45.0)
@@ -95,8 +98,8 @@ def test_cells_whose_window_is_no_grid_do_not_outrank_the_combs_better_seen_line
 def test_lines_that_differ_in_colour_more_than_in_grey_are_found_in_the_brightest_channel() -> None:
     # A blue plate with dark blue lines on a dark table (flat frame 3/91): blue weighs a tenth in grey.
     sample = make_frame(91, 3)
-    im = D._prepare_image(sample.image)
-    grey_only = D._search(D.replace(im, bgr=None), D.DEFAULT_PARAMS, None, 0.0)
+    im = detector_image._prepare_image(sample.image)
+    grey_only = search._search(replace(im, bgr=None), D.DEFAULT_PARAMS, None, 0.0)
     assert not grey_only.found  # the case: grey alone does not show the grid
     det = D.detect(sample.image)
     assert det.found and det.pose is not None and det.extra.get("brightest") == 1.0
@@ -123,14 +126,14 @@ def test_every_grid_the_comb_offers_and_the_lines_confirm_is_the_board(board: st
             world = world_from_board(board, angle, (200.0, 150.0), table=config.table, jitter_mm=1.0, rng=rng)
             image = render(world, camera, seed=1, style=RenderStyle.preset(preset), table=config.table)
             truth = D.detect(image)
-            assert truth.found and truth.pose is not None and truth.cells >= D.COMB_BELOW_CELLS
-            im = D._prepare_image(image)
-            for h, pitch in D._comb_search(im, D.DEFAULT_PARAMS):
-                best = D._best_candidate(im, [(h, pitch, 0)], D.DEFAULT_PARAMS)
+            assert truth.found and truth.pose is not None and truth.cells >= search.COMB_BELOW_CELLS
+            im = detector_image._prepare_image(image)
+            for h, pitch in comb._comb_search(im, D.DEFAULT_PARAMS):
+                best = search._best_candidate(im, [(h, pitch, 0)], D.DEFAULT_PARAMS)
                 if best is None:
                     continue
                 checked += 1
-                _h, pose = D._normalise_turn(best[1])
+                _h, pose = geometry._normalise_turn(best[1])
                 off = math.dist(
                     (pose.center_px.x, pose.center_px.y), (truth.pose.center_px.x, truth.pose.center_px.y)
                 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from services.vision import detector as D
+from services.vision.detector import squares
 
 from .synth import Scene, draw
 
@@ -26,7 +27,7 @@ def test_a_bare_square_is_certain_only_where_no_piece_could_hide(
     bare = [s for s, c in zip(det.squares, "X...O....", strict=True) if c == "." and s.state == "empty"]
     assert len(bare) >= 5
     top = max(s.confidence for s in bare)
-    assert (top <= D.HIDING_PLATE_CONFIDENCE) if hiding else (top == 1.0)
+    assert (top <= squares.HIDING_PLATE_CONFIDENCE) if hiding else (top == 1.0)
 
 
 def test_a_black_piece_on_a_plate_as_dark_as_itself_is_not_read_bare_with_certainty() -> None:
@@ -38,4 +39,4 @@ def test_a_black_piece_on_a_plate_as_dark_as_itself_is_not_read_bare_with_certai
     centre = det.squares[4]
     assert centre.state in ("empty", "unknown", "black")
     if centre.state == "empty":
-        assert centre.confidence <= D.HIDING_PLATE_CONFIDENCE
+        assert centre.confidence <= squares.HIDING_PLATE_CONFIDENCE

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from services.vision import detector as D
+from services.vision.detector import occlusion
 from tests.vision.flat.generator import make_frame
 
 from .test_sweep import rotate_board
@@ -24,7 +25,7 @@ TOLERANCE = 20.0  # grey levels by which two pieces' middles may differ and stil
 
 def _owners() -> np.ndarray:
     """The owners of every line sample, as the detector lays them out (any canonical size will do)."""
-    return D._line_sampling(40, 14, 2, 6)[2]
+    return occlusion._line_sampling(40, 14, 2, 6)[2]
 
 
 def _readings(states: str) -> list[tuple[str, float, float, float, str, float]]:
@@ -50,9 +51,9 @@ def _between(owners: np.ndarray, a: int, b: int) -> np.ndarray:
 def test_the_middle_of_the_line_between_two_large_pieces_of_one_kind_is_explained() -> None:
     owners = _owners()
     for states in ("XX.......", "OO......."):
-        under = D._under_pieces(owners, _readings(states), _discs(states, 0.44), TOLERANCE)
+        under = occlusion._under_pieces(owners, _readings(states), _discs(states, 0.44), TOLERANCE)
         between = _between(owners, 0, 1)
-        at = D._sample_positions()
+        at = occlusion._sample_positions()
         middle = between & (np.abs(at[:, 1] - 0.5) < 0.1)
         assert under[middle].all(), states
         assert not under[~between].any(), states  # nowhere else: not their outer lines, not elsewhere
@@ -60,26 +61,26 @@ def test_the_middle_of_the_line_between_two_large_pieces_of_one_kind_is_explaine
 
 def test_small_pieces_far_from_the_line_explain_nothing() -> None:
     states = "XX......."
-    assert not D._under_pieces(_owners(), _readings(states), _discs(states, 0.25), TOLERANCE).any()
+    assert not occlusion._under_pieces(_owners(), _readings(states), _discs(states, 0.25), TOLERANCE).any()
 
 
 def test_beside_a_bare_square_or_the_board_edge_nothing_is_explained() -> None:
     states = "X........"
-    assert not D._under_pieces(_owners(), _readings(states), _discs(states, 0.5), TOLERANCE).any()
+    assert not occlusion._under_pieces(_owners(), _readings(states), _discs(states, 0.5), TOLERANCE).any()
 
 
 def test_two_pieces_unlike_in_grey_are_not_one_kind() -> None:
     # A grey coin read as a black piece beside a real black piece: the line between stays crossed.
     states = "XX......."
     discs = _discs(states, 0.44, greys={1: 30.0 + 3 * TOLERANCE})
-    assert not D._under_pieces(_owners(), _readings(states), discs, TOLERANCE).any()
+    assert not occlusion._under_pieces(_owners(), _readings(states), discs, TOLERANCE).any()
 
 
 def test_a_square_with_something_foreign_explains_nothing() -> None:
     states = "XX......."
     readings = _readings(states)
     readings[1] = (*readings[1][:4], "elongated", readings[1][5])
-    assert not D._under_pieces(_owners(), readings, _discs(states, 0.44), TOLERANCE).any()
+    assert not occlusion._under_pieces(_owners(), readings, _discs(states, 0.44), TOLERANCE).any()
 
 
 @pytest.mark.parametrize(("seed", "index"), SIDE_BY_SIDE)

@@ -1,0 +1,299 @@
+"""Steps 1 and 2 of the package's overview: the cells (regions enclosed by the line masks of either
+polarity that look like square cells), the best 3x3 window of them on a common lattice, and the
+homography fitted to their centres (step 3's first pose)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+import cv2
+import numpy as np
+
+from messages import BoardPose
+
+from .geometry import GRID_SQUARES, _angle_diff90, _apply_h, _odd, _wrap90, homography_of
+from .model import MAX_HALF_WIDTH, MIN_HALF_WIDTH, DetectorParams, Polarity
+
+#: a lattice of all nine cells whose mean residual is below 0.1 pitch is taken at once.
+FULL_GRID_SCORE: Final = 8.9
+#: cells needed for a projective fit; fewer get an affine one (7 or 8 points make an unstable
+#: homography), which the line refinement then corrects for perspective.
+FULL_HOMOGRAPHY_CELLS: Final = 9
+#: the line masks are dilated by this many working pixels to close hairline gaps in thin lines.
+DILATION_PX: Final = 1
+
+
+# ----------------------------------------------------------------------------------------------------
+# stage 1: cell candidates
+
+
+@dataclass
+class _Cells:
+    """Candidate cells of one mask, as parallel arrays."""
+
+    center: np.ndarray  # (N, 2)
+    side: np.ndarray  # (N,)
+    angle: np.ndarray  # (N,) degrees in (-45, 45]
+    solid: np.ndarray  # (N,) region area / hull area
+
+
+def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
+    """Regions enclosed by ``mask_lines`` that look like square cells."""
+    h, w = mask_lines.shape
+    short = min(h, w)
+    min_area = (params.min_cell_frac * short) ** 2
+    max_area = (params.max_cell_frac * short) ** 2
+    free = cv2.bitwise_not(mask_lines)
+    contours, hierarchy = cv2.findContours(free, cv2.RETR_CCOMP, cv2.CHAIN_APPROX_SIMPLE)
+    centers: list[tuple[float, float]] = []
+    sides: list[float] = []
+    angles: list[float] = []
+    solids: list[float] = []
+    if hierarchy is None:
+        return _Cells(np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0))
+    for i in _boxed_outer(contours, hierarchy[0], min_area, 2.2 * max_area, w, h):
+        cnt = contours[i]
+        hull = cv2.convexHull(cnt)
+        hull_area = cv2.contourArea(hull)
+        if hull_area < min_area or hull_area > max_area:
+            continue
+        rect = cv2.minAreaRect(hull)
+        (cx, cy), (rw, rh), _ = rect
+        if rw <= 0 or rh <= 0:
+            continue
+        if max(rw, rh) / min(rw, rh) > params.max_aspect:
+            continue
+        if hull_area / (rw * rh) < params.min_rect_fill:
+            continue
+        area = cv2.contourArea(cnt)
+        solid = area / hull_area
+        if solid < params.min_hull_fill:
+            continue
+        box = cv2.boxPoints(rect).astype(np.float64)
+        ex, ey = box[1] - box[0]
+        angle = _wrap90(math.degrees(math.atan2(-ey, ex)))
+        m = cv2.moments(hull)
+        if m["m00"] > 0:
+            cx, cy = m["m10"] / m["m00"], m["m01"] / m["m00"]
+        centers.append((cx, cy))
+        sides.append(math.sqrt(hull_area))
+        angles.append(angle)
+        solids.append(solid)
+    if not centers:
+        return _Cells(np.zeros((0, 2)), np.zeros(0), np.zeros(0), np.zeros(0))
+    return _Cells(np.array(centers), np.array(sides), np.array(angles), np.array(solids))
+
+
+def _boxed_outer(
+    contours: tuple[np.ndarray, ...], hier: np.ndarray, min_box: float, max_box: float, w: int, h: int
+) -> list[int]:
+    """Indices of the contours that may be cells, in order: outer contours (not holes: pieces inside
+    cells; picked all at once) of at least four points (not specks) whose bounding box covers
+    ``min_box`` to ``max_box`` pixels and does not touch the frame (not a closed cell)."""
+    out = []
+    for i in np.flatnonzero(hier[:, 3] == -1).tolist():
+        cnt = contours[i]
+        if len(cnt) < 4:
+            continue
+        x, y, bw, bh = cv2.boundingRect(cnt)
+        if bw * bh < min_box or bw * bh > max_box:
+            continue
+        if x <= 0 or y <= 0 or x + bw >= w or y + bh >= h:
+            continue
+        out.append(i)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------------
+# stage 2: lattice
+
+
+@dataclass
+class _Lattice:
+    """The best 3x3 arrangement of cells: image centres and their (column, row) in the board frame."""
+
+    centers: np.ndarray  # (K, 2)
+    colrow: np.ndarray  # (K, 2) ints 0..2
+    pitch: float
+    angle: float
+    score: float
+    side: float
+    #: the image reduction the lattice was found at (working pixels per image pixel).
+    scale: float = 1.0
+
+
+#: a lattice position near an anchor cell (column and row steps from it) -> (residual, cell index, cells
+#: there) of the cell nearest to it (the first of equals), in the order the positions first appear.
+_Nearest = dict[tuple[int, int], tuple[float, int, int]]
+
+
+def _nearest_at(cols: list[int], rows: list[int], res: list[float], members: list[int]) -> _Nearest:
+    """For every lattice position within two steps of the anchor (every 3x3 window holding the anchor
+    lies there), the cell nearest to it, as :func:`_find_lattice` chooses one per square of a window: a
+    window's choice at a position depends on that position's cells only."""
+    out: _Nearest = {}
+    for key in zip(cols, rows, res, members, strict=True):
+        col, row, r, m = key
+        if not (-2 <= col <= 2 and -2 <= row <= 2):
+            continue
+        had = out.get((col, row))
+        if had is None:
+            out[(col, row)] = (r, m, 1)
+        else:
+            out[(col, row)] = (r, m, had[2] + 1) if r < had[0] else (had[0], had[1], had[2] + 1)
+    return out
+
+
+def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
+    """The best 3x3 window of cells on a common lattice (see the module's step 2), or None."""
+    n = len(cells.side)
+    if n < 2:
+        return None
+    #: the best window so far: (score, its squares' keys sorted, their cells, pitch, anchor's angle).
+    best: tuple[float, list[int], list[int], float, float] | None = None
+    tol = params.lattice_tolerance
+    for i in range(n):
+        if best is not None and len(best[1]) == GRID_SQUARES**2 and best[0] > FULL_GRID_SCORE:
+            break  # a full, tight grid: no other anchor can beat it by more than noise
+        si = cells.side[i]
+        ai = cells.angle[i]
+        ok = (np.abs(cells.side / si - 1.0) < params.size_tolerance) & (
+            _angle_diff90(cells.angle, ai) < params.angle_tolerance_deg
+        )
+        idx = np.flatnonzero(ok)
+        if len(idx) < max(2, params.min_cells - 1):
+            continue
+        rad = math.radians(ai)
+        ex = np.array([math.cos(rad), -math.sin(rad)])
+        ey = np.array([math.sin(rad), math.cos(rad)])
+        d = cells.center[idx] - cells.center[i]
+        bx = d @ ex
+        by = d @ ey
+        # The pitch: the nearest neighbour along an axis, one cell side plus one line width away.
+        dist = np.hypot(bx, by)
+        along = np.minimum(np.abs(bx), np.abs(by)) < 0.25 * dist
+        near = along & (dist > 0.95 * si) & (dist < 1.9 * si)
+        if not near.any():
+            continue
+        pitch = float(dist[near].min())
+        u = bx / pitch
+        v = by / pitch
+        mu = np.round(u)
+        mv = np.round(v)
+        on = (np.abs(u - mu) < tol) & (np.abs(v - mv) < tol)
+        if on.sum() < 2:
+            continue
+        nearest = _nearest_at(
+            mu[on].astype(int).tolist(),
+            mv[on].astype(int).tolist(),
+            np.hypot(u - mu, v - mv)[on].tolist(),
+            idx[on].tolist(),
+        )
+        # The best 3x3 window containing the anchor (0, 0).
+        for c0 in range(-2, 1):
+            for r0 in range(-2, 1):
+                inside = [
+                    (col - c0 + 3 * (row - r0), at)
+                    for (col, row), at in nearest.items()
+                    if c0 <= col <= c0 + 2 and r0 <= row <= r0 + 2
+                ]
+                if sum(at[2] for _, at in inside) < 2:
+                    continue  # fewer than two cells in the window
+                count = len(inside)
+                # Summed in the order the squares' cells first appear (the same float sum every time).
+                mean_res = sum(at[0] for _, at in inside) / count
+                score = count - mean_res
+                if best is None or score > best[0]:
+                    inside.sort(key=lambda entry: entry[0])
+                    best = (score, [k for k, _ in inside], [at[1] for _, at in inside], pitch, float(ai))
+    if best is None:
+        return None
+    score, keys, members, pitch, angle = best
+    ks, mem = np.array(keys), np.array(members)
+    return _Lattice(
+        centers=cells.center[mem],
+        colrow=np.stack([ks % 3, ks // 3], axis=1),
+        pitch=pitch,
+        angle=angle,
+        score=score,
+        side=float(np.median(cells.side[mem])),
+    )
+
+
+def _fit_homography(lat: _Lattice) -> np.ndarray | None:
+    """Image -> canonical homography from the lattice's cell centres."""
+    src = lat.centers.astype(np.float64)
+    dst = lat.colrow.astype(np.float64) + 0.5
+    cols = set(lat.colrow[:, 0].tolist())
+    rows = set(lat.colrow[:, 1].tolist())
+    if len(src) >= FULL_HOMOGRAPHY_CELLS and len(cols) == 3 and len(rows) == 3:
+        h, _ = cv2.findHomography(src, dst, 0)
+        if h is not None and abs(np.linalg.det(h)) > 1e-12:
+            return h
+    if len(cols) < 2 or len(rows) < 2:
+        # Collinear cells: extend with the lattice's own axes (known angle and pitch).
+        rad = math.radians(lat.angle)
+        ex = np.array([math.cos(rad), -math.sin(rad)]) * lat.pitch
+        ey = np.array([math.sin(rad), math.cos(rad)]) * lat.pitch
+        origin = src[0] - (dst[0][0] - 0.0) * ex - (dst[0][1] - 0.0) * ey
+        inv = np.array([[ex[0], ey[0], origin[0]], [ex[1], ey[1], origin[1]], [0.0, 0.0, 1.0]])
+        return np.linalg.inv(inv)
+    # Least-squares affine map (few cells: a homography would be underdetermined or fragile).
+    design = np.hstack([src, np.ones((len(src), 1))])
+    sol, *_ = np.linalg.lstsq(design, dst, rcond=None)
+    return np.vstack([sol.T, [0.0, 0.0, 1.0]])
+
+
+# ----------------------------------------------------------------------------------------------------
+# stages 1 and 2 on one image, both polarities
+
+
+def _locate(
+    img: np.ndarray,
+    scale: float,
+    sigma: float,
+    spread: float,
+    params: DetectorParams,
+    prior: BoardPose | None,
+) -> tuple[_Lattice, Polarity] | None:
+    """The best lattice of cells in ``img`` (an image reduced by ``scale``), in full-image pixels."""
+    short = min(img.shape)
+    win = _odd(params.window_frac * short)
+    mean = cv2.blur(img, (win, win))
+    c = max(params.line_noise_k * sigma, params.line_min_frac * spread)
+    kernel = np.ones((2 * DILATION_PX + 1, 2 * DILATION_PX + 1), np.uint8)
+    best: tuple[_Lattice, Polarity] | None = None
+    best_score = -math.inf
+    for polarity, diff in (
+        ("dark-lines", cv2.subtract(mean, img)),
+        ("light-lines", cv2.subtract(img, mean)),
+    ):
+        _, lines = cv2.threshold(diff, c, 255, cv2.THRESH_BINARY)
+        lines = cv2.dilate(lines, kernel)
+        lat = _find_lattice(_cell_candidates(lines, params), params)
+        if lat is None or len(lat.centers) < params.min_cells:
+            continue
+        lat.centers = lat.centers / scale
+        lat.pitch /= scale
+        lat.side /= scale
+        lat.scale = scale
+        score = lat.score
+        if prior is not None:
+            # Near the last good pose is likelier than a look-alike elsewhere.
+            centre = lat.centers.mean(axis=0)
+            p_centre = _apply_h(np.linalg.inv(homography_of(prior)), np.array([[1.5, 1.5]]))[0]
+            if np.hypot(*(centre - p_centre)) > 1.5 * lat.pitch:
+                score -= 0.5
+        if score > best_score:
+            best, best_score = (lat, polarity), score  # type: ignore[assignment]
+        if len(lat.centers) == GRID_SQUARES**2 and score > FULL_GRID_SCORE:
+            break  # nine tight cells: the other polarity cannot do better than that
+    return best
+
+
+def _half_width(lat: _Lattice) -> float:
+    """Half the line width in pitches, from the cells' size (corrected for the mask's dilation)."""
+    side = lat.side + 2.0 * DILATION_PX / lat.scale
+    return float(min(MAX_HALF_WIDTH, max(MIN_HALF_WIDTH, (1.0 - side / lat.pitch) / 2.0)))

@@ -1,0 +1,350 @@
+"""Step 3 of the package's overview on the grid's own lines: the pose refined on them (each line
+placed from cross-line profiles, straight lines fitted, their crossings correcting the homography:
+what tracking relies on), and a found grid checked on them (:func:`_verify_grid`: which way its
+contrast goes, whether its window is a square off, how wide its lines are)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+import cv2
+import numpy as np
+
+from .geometry import CANON_MARGIN, GRID_SQUARES, _apply_h
+from .image import _Image
+from .model import MAX_HALF_WIDTH, MIN_HALF_WIDTH, DetectorParams, Polarity
+
+#: segments per square side whose cross-line profile places a line (two: the crossings are skipped).
+SEGMENTS_PER_SIDE: Final = 2
+#: a segment is seen when its profile's contrast is this fraction of the grid's median segment contrast.
+SEGMENT_SEEN_FRAC: Final = 0.5
+#: a segment this many canonical pixels from its line's fit is an outlier (a piece beside the line).
+SEGMENT_OUTLIER_PX: Final = 1.0
+#: fewest lines of each direction that must be placed for a correction.
+MIN_FITTED_LINES: Final = 3
+#: how far beyond its line's half-width a profile reaches, in pitches (a pose this far off is found again).
+LINE_REACH: Final = 0.06
+#: a line's near sides lie this many pixels beyond its half width (see _verify_grid).
+NEAR_GAP_PX: Final = 2
+#: the polarity's samples: this far along a line from a crossing, and this far into a square's corner
+#: on both axes (pitches); no piece reaches either.
+POLARITY_ALONG: Final = 0.2
+POLARITY_CORNER: Final = 0.12
+#: the grid check's canonical view: pixels per square, clamped to this range around the pitch.
+VERIFY_MIN_PX: Final = 24
+VERIFY_MAX_PX: Final = 48
+#: the window moves by a square when its line at one end is below the first share of its typical
+#: line and the line beyond its other end above the second.
+SHIFT_MISSING: Final = 0.25
+SHIFT_PRESENT: Final = 0.5
+#: ...or when the window moved looks clearer by this much (see _window_clarity).
+SHIFT_CLEARER: Final = 0.3
+#: ...and the plate in the squares it takes in is within this share of the lines' strength of the
+#: middle row's (corners sampled CORNER_INSET in from the lines, CORNER_SIZE square, in pitches).
+SHIFT_PLATE_STEP: Final = 0.5
+CORNER_INSET: Final = 0.12
+CORNER_SIZE: Final = 0.1
+#: how far the grid check's line profiles reach on each side of a line, in pitches.
+VERIFY_REACH: Final = 0.15
+#: the float64 machine epsilon (``np.polyfit``'s default ``rcond`` is the points' count times it).
+FLOAT_EPS: Final = float(np.finfo(np.float64).eps)
+
+
+# ----------------------------------------------------------------------------------------------------
+# stage 3b: the pose refined on the grid lines themselves (and verified: what tracking relies on)
+
+
+@dataclass(frozen=True)
+class _LineFit:
+    """The grid's eight lines located in a canonical view warped with a homography ``h``."""
+
+    #: the corrected image -> canonical homography (``h`` when too few lines were seen to correct it).
+    h: np.ndarray
+    #: largest and root-mean-square offset, in canonical pixels, of the seen line segments from where
+    #: ``h`` put them; how far ``h`` was off.
+    max_offset: float
+    rms_offset: float
+    #: fraction of the line segments seen with clear contrast.
+    seen: float
+    #: canonical pixels per square of the view the lines were measured in.
+    px: int
+
+
+def _segment_bounds(s: int, m: int) -> np.ndarray:
+    """Start and end (canonical px, along the line) of every segment: two per square side, clear of the
+    crossings. Shape (3 * SEGMENTS_PER_SIDE, 2)."""
+    out = []
+    for j in range(GRID_SQUARES):
+        for a, b in ((0.12, 0.5), (0.5, 0.88)):
+            out.append((m + int((j + a) * s), m + int((j + b) * s)))
+    return np.array(out)
+
+
+def _straight_fit(t: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Slope and intercept of the least-squares line through (``t``, ``y``): ``np.polyfit(t, y, 1)``
+    without its checks and options, in the same steps (columns scaled to unit norm, the same LAPACK
+    solve), so that the fit is the same to the bit."""
+    design = np.empty((t.size, 2))
+    design[:, 0] = t
+    design[:, 1] = 1.0
+    scale = np.sqrt((design * design).sum(axis=0))
+    design /= scale
+    coef = np.linalg.lstsq(design, y + 0.0, t.size * FLOAT_EPS)[0]
+    return coef / scale
+
+
+def _fit_lines(
+    gray: np.ndarray, h: np.ndarray, pitch_px: float, sign: int, half_width: float, params: DetectorParams
+) -> _LineFit | None:
+    """Place each grid line in a canonical view warped with ``h`` from cross-line profiles, fit a
+    straight line to each, and correct ``h`` so that their 16 crossings land where they belong.
+
+    A profile's half-maximum centroid is the line's centre (independent of the line's width); segments
+    without contrast (covered) or far from their line's fit (a piece beside the line) do not count.
+    None when the view cannot be built (a degenerate homography).
+    """
+    s = int(min(params.canonical_max_px, max(params.canonical_min_px, round(pitch_px))))
+    m = max(2, round(CANON_MARGIN * s))
+    size = GRID_SQUARES * s + 2 * m
+    to_canvas = np.array([[s, 0.0, m], [0.0, s, m], [0.0, 0.0, 1.0]])
+    try:
+        view = cv2.warpPerspective(
+            gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        )
+    except cv2.error:
+        return None
+    img = view.astype(np.float32) * sign
+    band = max(1, round(half_width * s))
+    reach = min(m - 1, band + max(2, round(LINE_REACH * s)))
+    offsets = np.arange(-reach, reach + 1, dtype=np.float32)
+    bounds = _segment_bounds(s, m)
+    lines = m + s * np.arange(GRID_SQUARES + 1)
+    # profiles[d, k, j, o]: direction d (0 vertical lines, 1 horizontal), line k, segment j, offset o.
+    cols = lines[:, None] + offsets.astype(int)[None, :]  # (4, O)
+    vert = img[:, cols]  # (size, 4, O): rows along the vertical lines
+    horiz = img[cols, :].transpose(2, 0, 1)  # (size, 4, O): columns along the horizontal lines
+    idx = bounds.ravel()
+    lengths = (bounds[:, 1] - bounds[:, 0]).astype(np.float32)
+    prof = np.stack(
+        [np.add.reduceat(a, idx, axis=0)[::2] / lengths[:, None, None] for a in (vert, horiz)]
+    )  # (2, J, 4, O)
+    lo = prof.min(axis=3, keepdims=True)
+    hi = prof.max(axis=3, keepdims=True)
+    contrast = (hi - lo)[..., 0]  # (2, J, 4)
+    weight = np.maximum(prof - (lo + 0.5 * (hi - lo)), 0.0)
+    offset = (weight * offsets).sum(axis=3) / np.maximum(weight.sum(axis=3), 1e-6)  # (2, J, 4)
+    typical = float(np.median(contrast))
+    seen = contrast >= SEGMENT_SEEN_FRAC * max(typical, 1e-3)
+    # The line's ends are inside the profile window: a centroid near the window's edge is not a line.
+    seen &= np.abs(offset) < reach - 0.5
+    along = ((bounds[:, 0] + bounds[:, 1]) / 2.0).astype(np.float64)  # (J,)
+    fits: list[list[tuple[float, float] | None]] = [[], []]
+    used = []
+    for d in range(2):
+        for k in range(GRID_SQUARES + 1):
+            ok = seen[d, :, k]
+            fit = None
+            for _ in range(2):
+                if ok.sum() < 2:
+                    fit = None
+                    break
+                t = along[ok] - size / 2.0
+                a, b = (
+                    _straight_fit(t, offset[d, ok, k])
+                    if ok.sum() >= 3
+                    else (0.0, float(offset[d, ok, k].mean()))
+                )
+                resid = np.abs(a * (along - size / 2.0) + b - offset[d, :, k])
+                fit = (float(lines[k] + b), float(a))
+                keep = ok & (resid <= SEGMENT_OUTLIER_PX)
+                if keep.sum() == ok.sum():
+                    break
+                ok = keep
+            used.append(ok)
+            fits[d].append(fit)
+    seen_frac = float(seen.mean())
+    offs = np.abs(offset[seen]) if seen.any() else np.array([np.inf])
+    max_off, rms = float(offs.max()), float(np.sqrt(np.mean(offs**2)))
+    vert_fits = [(k, f) for k, f in enumerate(fits[0]) if f is not None]
+    horiz_fits = [(k, f) for k, f in enumerate(fits[1]) if f is not None]
+    if len(vert_fits) < MIN_FITTED_LINES or len(horiz_fits) < MIN_FITTED_LINES:
+        return _LineFit(h, max_off, rms, seen_frac, s)
+    src, dst = [], []
+    c = size / 2.0
+    for kx, (x0, ax) in vert_fits:
+        for ky, (y0, ay) in horiz_fits:
+            # x = x0 + ax (y - c), y = y0 + ay (x - c): the crossing of the two fitted lines.
+            det = 1.0 - ax * ay
+            x = (x0 + ax * (y0 - c) - ax * ay * c) / det
+            y = y0 + ay * (x - c)
+            src.append((x, y))
+            dst.append((lines[kx], lines[ky]))
+    corr, _ = cv2.findHomography(np.array(src, np.float64), np.array(dst, np.float64), 0)
+    if corr is None:
+        return _LineFit(h, max_off, rms, seen_frac, s)
+    h_new = np.linalg.inv(to_canvas) @ corr @ to_canvas @ h
+    return _LineFit(h_new / h_new[2, 2], max_off, rms, seen_frac, s)
+
+
+# ----------------------------------------------------------------------------------------------------
+# stage 3: the grid checked on its lines
+
+
+def _polarity_at(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> Polarity:
+    """Which way the grid's contrast goes at a known pose: lines lighter or darker than the plate.
+
+    Compared where no piece can be: the lines just beside their crossings, and the squares' corners
+    next to them (the middles of the squares may all hold pieces of one colour).
+    """
+    del pitch, p  # the samples are placed in the board's own units
+    inv = np.linalg.inv(h)
+    gray = im.gray
+    on = _apply_h(inv, POLARITY_ON_LINE)
+    off = _apply_h(inv, POLARITY_CORNERS)
+    hgt, wid = gray.shape
+
+    def median(pts: np.ndarray) -> float:
+        x = np.clip(np.round(pts[:, 0]).astype(np.int64), 0, wid - 1)
+        y = np.clip(np.round(pts[:, 1]).astype(np.int64), 0, hgt - 1)
+        # Grey levels are integers: the middle two of the sorted samples give the median exactly.
+        v = np.sort(gray[y, x]).tolist()
+        return (v[(len(v) - 1) // 2] + v[len(v) // 2]) / 2.0
+
+    return "light-lines" if median(on) > median(off) else "dark-lines"
+
+
+def _polarity_samples() -> tuple[np.ndarray, np.ndarray]:
+    """Canonical points on the lines beside every crossing, and in the squares' corners beside it."""
+    on, off = [], []
+    a, c = POLARITY_ALONG, POLARITY_CORNER
+    for i in range(GRID_SQUARES + 1):
+        for j in range(GRID_SQUARES + 1):
+            for dx, dy in ((a, 0.0), (-a, 0.0), (0.0, a), (0.0, -a)):
+                on.append((i + dx, j + dy))
+            for dx, dy in ((c, c), (-c, c), (c, -c), (-c, -c)):
+                off.append((i + dx, j + dy))
+    inside = [pt for pt in on if 0.0 <= pt[0] <= 3.0 and 0.0 <= pt[1] <= 3.0]
+    corners = [pt for pt in off if 0.0 <= pt[0] <= 3.0 and 0.0 <= pt[1] <= 3.0]
+    return np.array(inside), np.array(corners)
+
+
+POLARITY_ON_LINE, POLARITY_CORNERS = _polarity_samples()
+
+
+def _verify_grid(
+    im: _Image, h: np.ndarray, pitch: float, params: DetectorParams, *, may_shift: bool
+) -> tuple[np.ndarray, Polarity, float, float]:
+    """Check a found grid on its own lines, in a canonical view reaching one square beyond it: which way
+    its contrast goes (a lattice can be found in the mask of the other polarity, the squares' insides
+    standing in for cells), whether the 3x3 window sits on the four strongest lines of each direction
+    (with pieces covering cells, the lattice may be one square off, a column of table taken for cells),
+    and how wide the lines are (measured on the lines; the cells' size misleads when pieces dent them).
+    The window moves only when ``may_shift`` (nine cells place it for certain).
+    Returns the corrected homography, the polarity, the half line width in pitches, and how clearly the
+    window is a grid (1: four equal lines each way with nothing beyond; 0 or less: not a grid)."""
+    polarity = _polarity_at(im, h, pitch, params)
+    sign = 1.0 if polarity == "light-lines" else -1.0
+    s = int(min(VERIFY_MAX_PX, max(VERIFY_MIN_PX, round(pitch))))
+    span = GRID_SQUARES + 2  # one square beyond the grid on every side
+    reach = max(3, round(VERIFY_REACH * s))
+    off = s + reach  # canonical -1 minus a profile's reach
+    to_canvas = np.array([[s, 0.0, off], [0.0, s, off], [0.0, 0.0, 1.0]])
+    size = span * s + 2 * reach + 1
+    view = (
+        cv2.warpPerspective(
+            im.gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        ).astype(np.float32)
+        * sign
+    )
+    offsets = np.arange(-reach, reach + 1)
+    along = reach + np.arange(round(1.1 * s), round(3.9 * s))  # the grid's extent, crossings included
+    strength = np.zeros((2, span + 1))
+    profiles = np.zeros((2, span + 1, offsets.size))
+    # Every line's cross-line offsets, one direction's lines side by side: one median per direction
+    # (column by column, as each line's own would be).
+    pos = (reach + s * np.arange(span + 1)[:, None] + offsets[None, :]).ravel()
+    for d, prof in enumerate((view[np.ix_(along, pos)], view[np.ix_(pos, along)].T)):
+        med = np.median(prof, axis=0).reshape(span + 1, offsets.size)  # robust to pieces beside the line
+        profiles[d] = med
+        peak = med[:, reach - 1 : reach + 2].max(axis=1)
+        strength[d] = peak - np.maximum(med[:, 0], med[:, -1])
+    # A row of pieces of the line's own tone along one side takes the far side's contrast, not the
+    # ridge the line makes between them and the plate: the line's strength against its near sides
+    # too (just beyond its own half width, as all the window's lines show it).
+    typical_prof = np.median(profiles[:, 1 : GRID_SQUARES + 2].reshape(-1, offsets.size), axis=0)
+    near = min(reach, math.ceil(_half_width_px(typical_prof, reach)) + NEAR_GAP_PX)
+    peaks = profiles[..., reach - 1 : reach + 2].max(axis=2)
+    near_strength = peaks - np.maximum(profiles[..., reach - near], profiles[..., reach + near])
+    strength = np.maximum(strength, near_strength)
+    shifts = [0, 0]
+    for d in range(2 if may_shift else 0):
+        # The window one square back or on: when a line at one end of it is missing (no line there at
+        # all) while one stands just beyond the other end, and the window moved there looks more like a
+        # grid (a line beside a row of pieces of its own tone may show only half its strength).
+        window = strength[d, 1 : GRID_SQUARES + 2]
+        typical = max(float(np.median(window)), 1e-3)
+        first, last = float(window[0]), float(window[-1])
+        before, after = float(strength[d, 0]), float(strength[d, GRID_SQUARES + 2])
+        if last < SHIFT_MISSING * typical and before > SHIFT_PRESENT * typical:
+            shifts[d] = -1
+        elif first < SHIFT_MISSING * typical and after > SHIFT_PRESENT * typical:
+            shifts[d] = 1
+        elif min(first, last) < SHIFT_MISSING * typical:
+            here = _window_clarity(strength[d], 0)
+            better = max((-1, 1), key=lambda shift: _window_clarity(strength[d], shift))
+            # ...and the squares it takes in are plate like the middle row's (not the table, not the
+            # plate's rim): a strip of table beside a line of the plate's bevel is clear too.
+            entering = GRID_SQUARES if better > 0 else -1
+            plate_step = abs(_strip_plate(view, s, reach, d, entering) - _strip_plate(view, s, reach, d, 1))
+            if _window_clarity(strength[d], better) > here + SHIFT_CLEARER and plate_step < (
+                SHIFT_PLATE_STEP * typical
+            ):
+                shifts[d] = better
+    if shifts != [0, 0]:
+        shift = np.array([[1.0, 0.0, -shifts[0]], [0.0, 1.0, -shifts[1]], [0.0, 0.0, 1.0]])
+        h = shift @ h
+    chosen = [profiles[d, 1 + shifts[d] : 1 + shifts[d] + GRID_SQUARES + 1] for d in range(2)]
+    half_width = _half_width_px(np.median(np.concatenate(chosen), axis=0), reach) / s
+    half_width = float(min(MAX_HALF_WIDTH, max(MIN_HALF_WIDTH, half_width)))
+    # How much the window looks like a grid, each way.
+    clear = min(_window_clarity(strength[d], shifts[d]) for d in range(2))
+    return h, polarity, half_width, clear
+
+
+def _half_width_px(prof: np.ndarray, reach: int) -> float:
+    """Half the width, in pixels, of the line whose cross profile ``prof`` (the line standing out
+    upwards) is centred at index ``reach``: from the steepest rise into it to the steepest fall out."""
+    grad = np.diff(prof)  # grad[i] between offsets i and i + 1
+    left = int(np.argmax(grad[:reach]))
+    right = reach + int(np.argmin(grad[reach:]))
+    return (right - left) / 2.0
+
+
+def _strip_plate(view: np.ndarray, s: int, reach: int, d: int, index: int) -> float:
+    """The plate's level in the strip of three squares at ``index`` (-1..3) across direction ``d`` (0:
+    a column, 1: a row) of the grid check's view (``s`` px a square, the grid's canonical -1 at
+    ``reach``): the median of the squares' corners, where no piece lies."""
+    lo = reach + (index + 1) * s
+    inset, size = round(CORNER_INSET * s), max(1, round(CORNER_SIZE * s))
+    patches = []
+    for j in range(GRID_SQUARES):
+        across = reach + (j + 1) * s
+        for a in (inset, s - inset - size):
+            for b in (inset, s - inset - size):
+                rows, cols = slice(across + b, across + b + size), slice(lo + a, lo + a + size)
+                patches.append(view[rows, cols] if d == 0 else view[cols, rows])
+    return float(np.median(np.concatenate([p.ravel() for p in patches])))
+
+
+def _window_clarity(strength: np.ndarray, shift: int) -> float:
+    """How much the grid's window moved by ``shift`` squares looks like a grid in one direction, from
+    the strengths of the lines from one square before the grid to one beyond it (``strength``, 6): its
+    weakest line against its typical one, and the lines just beyond it, which must be weaker (1: four
+    equal lines with nothing beyond; 0 or less: not a grid)."""
+    window = strength[1 + shift : 2 + shift + GRID_SQUARES]
+    outside = [k for k in (shift, shift + GRID_SQUARES + 2) if 0 <= k < strength.size]
+    beyond = max(float(strength[k]) for k in outside)
+    typical = max(float(np.median(window)), 1e-3)
+    return min(1.0, float(window.min()) / typical, 1.0 - max(beyond, 0.0) / typical)

@@ -1,0 +1,165 @@
+"""Step 5 of the package's overview on the grid's lines: each line sampled along its whole length in
+the canonical view (:func:`_line_sampling`, :func:`_line_contrast`), the lines' level around each
+square, the stretches hidden as long as a finger is wide (:func:`_crossed_squares`), and the samples
+two large pieces of one kind side by side explain (:func:`_under_pieces`). (What inside a square is not
+a piece: :mod:`.pieces` and :mod:`.ring`.)"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Final
+
+import numpy as np
+
+from .geometry import GRID_SQUARES, SQUARE_CENTRES, _Canon, _read_only
+
+#: line samples per square side, spread over the middle of the side (corners are crossings).
+LINE_SAMPLES: Final = 10
+#: consecutive hidden line samples (0.07 pitch apart) that make a covered stretch (about a finger's width).
+HIDDEN_RUN_SAMPLES: Final = 4
+#: how far beyond a piece's measured edge (pitches) it may hide a line: its rim and soft shadow, and
+#: the edge's own step (``pieces.RING_STEP``).
+PIECE_LINE_REACH: Final = 0.12
+#: fewest seen line samples around a square to take their level rather than the grid's.
+MIN_LINE_SAMPLES: Final = 6
+
+
+@lru_cache(maxsize=64)
+def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...]:
+    """Pixel indices of every line sample in a canonical view of ``s`` px per square and ``m`` margin,
+    as flat indices into the view (each clipped to it): (line pixels (L, B), reference pixels beside
+    the line (L, 2), owners (L, 2): the squares (0..8, -1 none) on its two sides)."""
+    lr, lc, rr, rc, own = [], [], [], [], []
+    offsets = np.arange(-band, band + 1)
+    pos = (np.arange(LINE_SAMPLES) + 0.5) / LINE_SAMPLES
+    for k in range(GRID_SQUARES + 1):
+        line = m + k * s
+        for j in range(GRID_SQUARES):
+            for t in pos:
+                along = m + int((j + 0.15 + 0.7 * t) * s)
+                a_sq = k - 1 if k >= 1 else -1
+                b_sq = k if k <= 2 else -1
+                for vertical in (True, False):
+                    refs = [line - off, line + off]
+                    if vertical:
+                        lr.append(np.full_like(offsets, along))
+                        lc.append(line + offsets)
+                        rr.append([along, along])
+                        rc.append(refs)
+                        own.append([j * 3 + a_sq if a_sq >= 0 else -1, j * 3 + b_sq if b_sq >= 0 else -1])
+                    else:
+                        lr.append(line + offsets)
+                        lc.append(np.full_like(offsets, along))
+                        rr.append(refs)
+                        rc.append([along, along])
+                        own.append([a_sq * 3 + j if a_sq >= 0 else -1, b_sq * 3 + j if b_sq >= 0 else -1])
+    size = GRID_SQUARES * s + 2 * m
+
+    def flat(rows: list, cols: list) -> np.ndarray:
+        return np.clip(np.array(rows), 0, size - 1) * size + np.clip(np.array(cols), 0, size - 1)
+
+    return _read_only(flat(lr, lc), flat(rr, rc), np.array(own))
+
+
+def _line_contrast(
+    canon: _Canon, sign: int, half_width: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Contrast of every line sample against the board beside it (positive when the line stands out
+    the expected way) on the side where it is larger and on the side where it is smaller, the squares
+    (0..8, -1 none) each sample borders, and the line's grey level."""
+    s = canon.px
+    band = max(1, round(half_width * s))
+    off = band + max(2, round(0.1 * s))
+    line_at, ref_at, own = _line_sampling(s, canon.margin, band, off)
+    img = canon.img.ravel()
+    line_vals = img[line_at]
+    peak = line_vals.max(axis=1) if sign > 0 else line_vals.min(axis=1)
+    ref_vals = img[ref_at]
+    # Against the side where the line stands out most: a white piece beside a light line hides the
+    # contrast on its side only, while a hand over the line hides it on both sides.
+    sides = sign * (peak[:, None] - ref_vals)
+    return sides.max(axis=1), sides.min(axis=1), own, peak
+
+
+def _under_pieces(
+    owners: np.ndarray,
+    readings: list[tuple[str, float, float, float, str, float]],
+    discs: np.ndarray,
+    tolerance: float,
+) -> np.ndarray:
+    """Which line samples (L,) may lie hidden between two large pieces of one kind: both squares read
+    as a piece cleanly (nothing foreign), their middles' greys alike (within ``tolerance``: a coin
+    beside a black piece is not one), and both discs (``discs``: centre, edge radius and middle grey
+    per square, as :func:`.squares._read_squares` measures them) reaching the sample once grown by
+    ``PIECE_LINE_REACH``, their rims and soft shadows. Two such pieces side by side cover the line
+    between them with their bodies, rims and shadows, as no finger does.
+
+    Nowhere else: beside a bare square or the board's edge a piece leaves its line seen on that side,
+    and what hides a line there is something else (a finger, a pen lying across the board)."""
+    piece = np.array([r[0] in ("black", "white") and not r[4] for r in readings])
+    at = _sample_positions()  # (L, 2) in pitches from the board's corner
+    own_ok = owners >= 0
+    o = np.where(own_ok, owners, 0)
+    centres = SQUARE_CENTRES[o] + discs[o, :2]  # (L, 2 sides, 2)
+    reach = np.hypot(*(at[:, None, :] - centres).transpose(2, 0, 1)) <= discs[o, 2] + PIECE_LINE_REACH
+    alike = np.abs(discs[o[:, 0], 3] - discs[o[:, 1], 3]) <= tolerance
+    return (own_ok & piece[o] & reach).all(axis=1) & alike
+
+
+@lru_cache(maxsize=1)
+def _sample_positions() -> np.ndarray:
+    """Where each line sample lies on the board (pitches from its top-left corner, x right, y down), in
+    the order :func:`_line_sampling` lays them out."""
+    pos = (np.arange(LINE_SAMPLES) + 0.5) / LINE_SAMPLES
+    out = [
+        (k, along) if vertical else (along, k)
+        for k in range(GRID_SQUARES + 1)
+        for j in range(GRID_SQUARES)
+        for along in (j + 0.15 + 0.7 * pos).tolist()
+        for vertical in (True, False)
+    ]
+    return _read_only(np.array(out))[0]
+
+
+def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:
+    """Squares (9 booleans) beside a line hidden over a stretch as long as a finger is wide
+    (``HIDDEN_RUN_SAMPLES`` consecutive samples within one square's side): something lies across the
+    line. A piece inside its square does not hide its lines (the contrast is taken on the side where
+    the line stands out), so short covered stretches are what a fingertip, a hand's edge or a piece put
+    down across a line leave. (Except between two large pieces side by side: the caller counts what
+    :func:`_under_pieces` explains as seen.)"""
+    # Samples are laid out as (line, square along it, position, vertical/horizontal): see _line_sampling.
+    hidden = ~seen.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)
+    starts = LINE_SAMPLES - HIDDEN_RUN_SAMPLES + 1
+    runs = hidden[:, :, :starts, :].copy()  # a hidden run starts at each of these samples
+    for i in range(1, HIDDEN_RUN_SAMPLES):
+        runs &= hidden[:, :, i : i + starts, :]
+    hit = runs.any(axis=2)  # (line, square along, orientation)
+    own = owners.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2, 2)[:, :, 0, :, :]
+    crossed = np.zeros(9, bool)
+    marked = own[hit].ravel()
+    crossed[marked[marked >= 0]] = True
+    return crossed
+
+
+def _line_levels(peaks: np.ndarray, owners: np.ndarray, seen: np.ndarray, overall: float) -> np.ndarray:
+    """The grey level of the lines around each square (median of its seen border samples; the whole
+    grid's, ``overall``, where too few are seen), so that lighting gradients shift both references of a
+    square alike."""
+    idx = _square_samples(owners.tobytes(), owners.shape)  # (9, K): each square's border samples
+    vals = np.where(seen[idx], peaks[idx], np.nan)
+    vals.sort(axis=1)  # NaN (not seen) last
+    count = np.count_nonzero(~np.isnan(vals), axis=1)
+    rows = np.arange(9)
+    lo, hi = np.maximum(count - 1, 0) // 2, np.maximum(count, 1) // 2
+    medians = (vals[rows, lo] + vals[rows, np.minimum(hi, vals.shape[1] - 1)]) / 2.0
+    return np.where(count >= MIN_LINE_SAMPLES, medians, overall)
+
+
+@lru_cache(maxsize=8)
+def _square_samples(owners_bytes: bytes, shape: tuple[int, ...]) -> np.ndarray:
+    """Indices of the line samples bordering each square, (9, K) (every square has 4 sides of samples)."""
+    owners = np.frombuffer(owners_bytes, dtype=np.int64).reshape(shape)
+    lists = [np.flatnonzero((owners[:, 0] == n) | (owners[:, 1] == n)) for n in range(9)]
+    k = max(len(v) for v in lists)
+    return _read_only(np.array([np.pad(v, (0, k - len(v)), mode="edge") for v in lists]))[0]

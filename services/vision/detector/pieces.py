@@ -1,0 +1,534 @@
+"""What a piece in a square looks like, which steps 4 and 5 of the package's overview judge a square's
+contents by: one square's geometry in the canonical view (:func:`_square_masks`: its inside, corners,
+rings), the evidence of a round body or outline around the centroid of what differs from the plate
+(:func:`_piece_evidence`), the second look at a faint piece (:func:`_faint_pieces`), and the shape and
+colour that tell a piece from what is not one (:func:`_shape_problem`, :func:`_reaches_corners`,
+:func:`_coloured`)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+import numpy as np
+
+from .geometry import GRID_SQUARES, SQUARE_CENTRES, _read_only
+from .model import FOREIGN_ELONGATION
+
+#: a square's four corners keep at least this many pixels in all.
+MIN_CORNER_PIXELS: Final = 16
+#: pieces are black or white: a body more saturated than this is something else (see _coloured).
+PIECE_MAX_SATURATION: Final = 0.4
+SATURATION_FLOOR: Final = 125.0
+OFF_PLATE_COLOUR: Final = 0.5
+#: a faint body's face varies by at most this share of its level up to its edge (see _faint_piece).
+FAINT_PLATEAU: Final = 0.4
+#: a faint piece of the plate's own tone: its outline is this many thresholds off its face, which
+#: stays within OUTLINE_FACE_K thresholds of level (see _outline).
+OUTLINE_K: Final = 2.0
+OUTLINE_FACE_K: Final = 1.0
+#: ...and the plate is back within this many rings beyond the outline's inner edge plus two.
+OUTLINE_MAX_RINGS: Final = 4
+#: the first finer look only at squares whose very middle is off the plate by this share of what a
+#: faint body needs.
+FAINT_PREFILTER: Final = 0.5
+#: ...and at squares where at least this share of the piece zone differs at the finer threshold.
+FAINT_MIN_SHARE: Final = 0.05
+#: a piece seen only at the plate's texture (see _faint_piece): its middle differs by this many of the
+#: finer thresholds, and its reading is never certain (squares.FAINT_MAX_CONFIDENCE).
+FAINT_BODY_K: Final = 1.5
+#: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
+FAINT_EDGE_SHARE: Final = 0.7
+#: the corners start this far (pitches) beyond the largest piece that fits between the lines.
+CORNER_PIECE_MARGIN: Final = 0.03
+#: the squares' corners (plate) start this far from their centres, in pitches.
+PLATE_CORNER_RADIUS: Final = 0.5
+#: a square's inside never shrinks below this half-width (pitches), whatever the lines.
+MIN_INSIDE_HALF: Final = 0.3
+#: a piece's body lies within this radius of the square's centre (pitches): radius 0.45, off-centre.
+PIECE_MAX_RADIUS: Final = 0.5
+#: the centroid of a piece is at most this far off the square's centre (pitches).
+MAX_PIECE_OFFSET: Final = 0.1
+#: rings of the piece evidence: the first is a disc of this radius, the next this wide, this many.
+RING_FIRST: Final = 0.1
+RING_STEP: Final = 0.04
+RING_COUNT: Final = 11
+RING_SECTORS: Final = 8
+#: fewest pixels a ring needs to count, and fewest differing pixels that can be a piece at all.
+MIN_RING_PIXELS: Final = 6
+MIN_EVIDENCE_PIXELS: Final = 6
+#: the middle of a piece, whose tone says its colour: this share of its edge radius, within bounds.
+MIDDLE_OF_EDGE: Final = 0.6
+MIDDLE_RADIUS: Final = 0.15
+MIDDLE_MIN_RADIUS: Final = 0.07
+#: a piece's edge is less than this far from its centre (pitches): what reaches the square's corners all
+#: around is something flat and larger (its outermost ring, 0.46-0.50, exists only towards the corners).
+PIECE_MAX_EDGE: Final = RING_FIRST + RING_STEP * (RING_COUNT - 1) - 1e-6
+#: a piece's edge is at least this far from its centre (pitches): a coin or a button is smaller.
+PIECE_MIN_RADIUS: Final = 0.15
+#: the far corners of a square, which no piece reaches: a corner is covered beyond this share, and a
+#: square with this many covered corners holds something that is not a piece (its own piece's shadow
+#: may reach one).
+FOREIGN_CORNER_RADIUS: Final = 0.56
+FOREIGN_CORNER_COVER: Final = 0.5
+FOREIGN_CORNERS: Final = 3
+#: a body reaching the square's lines is a piece when it is round: its reach in the most distant of
+#: ``ROUND_SECTORS`` directions at most this many times that in the nearest (a disc clipped by the
+#: square's inside: 1.1; a square sheet: 1.4).
+ROUND_SECTORS: Final = 16
+ROUND_MAX_RATIO: Final = 1.15
+#: no piece reaches farther from its centre than this (the largest, 0.45 pitch, and the blur of its edge).
+ROUND_MAX_REACH: Final = 0.49
+#: a direction in which the body ends this close to the square's inside edge is cut off there...
+ROUND_CLIP_MARGIN: Final = 0.03
+#: ...and with fewer directions than this left free, only the reach is judged.
+ROUND_MIN_FREE: Final = 4
+#: a body's outline is where it is off the plate by half as much as its middle (see _body).
+BODY_OF_MIDDLE: Final = 0.5
+
+
+@lru_cache(maxsize=64)
+def _square_masks(s: int, m: int, half_width: float, margin: float) -> _SquareMasks:
+    """The geometry of one square of ``s`` canonical pixels (in a view with ``m`` pixels of margin)
+    whose lines are ``half_width`` wide and whose inside keeps ``margin`` from them (both in pitches;
+    see :class:`_SquareMasks`). It depends on these sizes alone, so every frame at them shares it."""
+    # Pixel (0, 0) of a square lies on its top-left line crossing: canonical pixel centres are integers.
+    yy, xx = np.mgrid[0:s, 0:s].astype(np.float32)
+    dx = xx / s - 0.5
+    dy = yy / s - 0.5
+    cheb = np.maximum(np.abs(dx), np.abs(dy))
+    rad = np.hypot(dx, dy)
+    inside_half = max(0.5 - half_width - margin, MIN_INSIDE_HALF)
+    inside = cheb <= inside_half
+    rad_i = rad[inside]
+    # The corners of the square: outside any piece (a piece of radius 0.45 pitch, a little off-centre,
+    # ends before them; with thick lines no piece that fits between them reaches so far, and the corners
+    # begin just beyond the largest that does). Keep the outermost few pixels at least.
+    largest_piece = 0.5 - half_width + CORNER_PIECE_MARGIN
+    corner_from = min(PLATE_CORNER_RADIUS, largest_piece, float(np.sort(rad_i)[-max(4, rad_i.size // 40)]))
+    corner = rad_i >= corner_from
+    # Of those, the half farthest from the lines: the lines' blur reaches the corners from two sides.
+    cheb_i = cheb[inside]
+    if corner.sum() >= 2 * MIN_CORNER_PIXELS:
+        corner &= cheb_i <= float(np.median(cheb_i[corner]))
+    quadrant = (dx[inside] > 0).astype(np.int64) + 2 * (dy[inside] > 0).astype(np.int64)
+    dx_i, dy_i = dx[inside], dy[inside]
+    # Each quadrant's corner pixels, padded to one length (``corner_valid`` says which are real).
+    quads = [np.flatnonzero(corner & (quadrant == q)) for q in range(4)]
+    quads = [q for q in quads if q.size]
+    longest = max(q.size for q in quads)
+    corner_index = np.empty((len(quads), longest), np.int64)
+    for padded, q in zip(corner_index, quads, strict=True):
+        padded[: q.size], padded[q.size :] = q, q[-1]
+    corner_valid = np.arange(longest)[None, :] < np.array([q.size for q in quads])[:, None]
+    # Where each square's corner levels are measured, as squares._plate_surface takes them: square by square
+    # within each quadrant.
+    offsets = np.array([[dx_i[q].mean(), dy_i[q].mean()] for q in quads], dtype=np.float32)
+    corner_pos = np.concatenate([SQUARE_CENTRES + off for off in offsets])
+    pixel_pos = (SQUARE_CENTRES[:, None, :] + np.stack([dx_i, dy_i], axis=1)[None, :, :]).reshape(-1, 2)
+    far = corner & (rad_i >= FOREIGN_CORNER_RADIUS)
+    far_zones = [zone for zone in (far & (quadrant == q) for q in range(4)) if zone.any()]
+    # Where a piece's middle can lie at all (centroid clipped to MAX_PIECE_OFFSET each way), with room.
+    core = np.flatnonzero(rad_i <= math.hypot(MAX_PIECE_OFFSET, MAX_PIECE_OFFSET) + MIDDLE_RADIUS + 0.01)
+    row, col = np.divmod(np.arange(9), 3)
+    ys, xs = np.nonzero(inside)
+    size = GRID_SQUARES * s + 2 * m
+    pixels = (m + row[:, None] * s + ys[None, :]) * size + (m + col[:, None] * s + xs[None, :])
+    return _SquareMasks(
+        *_read_only(inside, dx_i, dy_i, corner, quadrant),
+        inside_half,
+        *_read_only(
+            pixels,
+            rad_i,
+            rad_i <= PIECE_MAX_RADIUS,
+            rad_i <= MIDDLE_MIN_RADIUS,
+            np.flatnonzero(corner),
+            corner_index,
+            corner_valid,
+            _plate_design(corner_pos),
+            _plate_design(pixel_pos),
+            np.stack(far_zones, axis=1).astype(np.float64) if far_zones else np.zeros((rad_i.size, 0)),
+            np.array([z.sum() for z in far_zones], dtype=np.int64),
+            core,
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class _SquareMasks:
+    """One square's inside (everything within a margin of its lines), and over the inside's pixels:
+    their offsets from the centre in pitches, which are the square's plate corners, and the quadrant
+    (0..3) each pixel lies in. The rest is derived from those once, so that each frame reads all nine
+    squares with a few array operations."""
+
+    inside: np.ndarray
+    dx: np.ndarray
+    dy: np.ndarray
+    corner: np.ndarray
+    quadrant: np.ndarray
+    inside_half: float
+    #: (9, P) each square's inside pixels as flat indices into the canonical view (row by row).
+    pixels: np.ndarray
+    #: (P,) distance from the centre (pitches); where a piece's body may lie; the very middle.
+    rad: np.ndarray
+    body_zone: np.ndarray
+    very_middle: np.ndarray
+    #: indices of the corner pixels.
+    corner_at: np.ndarray
+    #: (Q, K) the corner pixels of each quadrant that has some, padded with repeats; which are real.
+    corner_index: np.ndarray
+    corner_valid: np.ndarray
+    #: the plate surface's design matrices (see _plate_design) at the corners' mean positions (Q * 9,
+    #: quadrant by quadrant) and at every inside pixel (9 * P, square by square).
+    corner_design: np.ndarray
+    pixel_design: np.ndarray
+    #: (P, F) the far corners (see FOREIGN_CORNER_RADIUS), one 0/1 column each, and their sizes (F,).
+    far_zones: np.ndarray
+    far_sizes: np.ndarray
+    #: indices of the pixels a piece's middle can reach (MIDDLE_RADIUS around a centroid off by at
+    #: most MAX_PIECE_OFFSET each way).
+    core: np.ndarray
+
+
+def _plate_design(p: np.ndarray) -> np.ndarray:
+    """The plate surface's terms (a quadratic in the canonical coordinates about the board's centre) at
+    the points ``p`` (N, 2): (N, 6)."""
+    x, y = p[:, 0] - 1.5, p[:, 1] - 1.5
+    return np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
+
+
+def _middles(geo: _SquareMasks, centres: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Each square's piece middle, whose tone says its colour: within ``MIDDLE_OF_EDGE`` of its edge
+    radius (``edges`` (N,), bounded) of its centre (``centres`` (N, 2), pitches from the square's),
+    over the pixels of the core (``geo.core``): (N, core pixels)."""
+    radius = np.maximum(MIDDLE_MIN_RADIUS, np.minimum(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edges))
+    dx, dy = geo.dx[geo.core], geo.dy[geo.core]
+    rr = np.hypot(dx[None, :] - centres[:, :1], dy[None, :] - centres[:, 1:])
+    return rr <= radius[:, None]
+
+
+def _reaches_corners(d: np.ndarray, geo: _SquareMasks) -> np.ndarray:
+    """Whether what differs in each square (``d``, (N, P)) covers its far corners, which no piece
+    reaches: more than ``FOREIGN_CORNER_COVER`` of ``FOREIGN_CORNERS`` of them (a sheet, a hand)."""
+    share = (d.astype(np.float64) @ geo.far_zones) / geo.far_sizes
+    return np.count_nonzero(share > FOREIGN_CORNER_COVER, axis=1) >= FOREIGN_CORNERS
+
+
+def _faint_pieces(
+    thresholds: list[np.ndarray],
+    differs: np.ndarray,
+    grey_dev: np.ndarray,
+    grey: np.ndarray,
+    left: np.ndarray,
+    plate_grey: np.ndarray,
+    white_from: np.ndarray,
+    geo: _SquareMasks,
+    f0: float,
+) -> dict[int, tuple[np.ndarray, float, np.ndarray, float]]:
+    """The faint pieces of the squares ``left`` (9,) by the first look: each finer threshold of
+    ``thresholds`` in turn, on the squares the ones before it left (a faint piece's middle is off the
+    plate at the coarser one; a piece of the plate's own tone has only its outline). Returns, per square
+    with one, the piece as :func:`_faint_piece` gives it."""
+    left = left.copy()
+    found: dict[int, tuple[np.ndarray, float, np.ndarray, float]] = {}
+    if not left.any():
+        return found
+    mid_dev = np.median(grey_dev[:, geo.very_middle], axis=1)
+    for i, t in enumerate(thresholds):
+        rows = left & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * t) if i == 0 else left
+        if not rows.any():
+            continue
+        look = _FaintLook.at(t, differs, grey_dev, rows, geo, geo.body_zone)
+        for k in look.rows.tolist():
+            piece = look.piece(k, grey_dev[k], geo, f0)
+            if piece is None:
+                continue
+            # Only a white piece, or a black one lighter than the plate (a plate darker than black
+            # pieces), can be that faint: a faint dark middle is the plate between the glows of thick
+            # light lines, and a black piece stands out from any plate lighter than itself. (A piece
+            # seen by its outline alone has no middle off the plate to judge.) Tried: a dark middle
+            # with the plate level beyond its edge; it read phantoms on the real photos' dark board.
+            tone_grey = _middle_grey(grey[k], piece, geo)
+            body_off = abs(tone_grey - float(plate_grey[k])) > FAINT_BODY_K * float(t[k])
+            if body_off and tone_grey < white_from[k] and tone_grey <= plate_grey[k]:
+                continue
+            found[k] = piece
+            left[k] = False
+    return found
+
+
+def _shape_problem(
+    d: np.ndarray,
+    grey_dev: np.ndarray,
+    piece: tuple[float, np.ndarray, float],
+    middle: np.ndarray,
+    geo: _SquareMasks,
+    f0: float,
+) -> str:
+    """Why what differs in one square (``d``; ``piece``: its evidence, centre and edge as
+    :func:`_piece_evidence` gives them) is not a piece by its shape, or "": it is elongated (a pen, a
+    finger), too small (a crumb, a highlight alone) or reaches the lines without being round (a sheet,
+    a palm). (Whether it covers the square's far corners: :func:`_reaches_corners`.)"""
+    evidence, centre, edge = piece
+    if evidence < f0:
+        return ""
+    if _elongation(d & geo.body_zone, geo) > FOREIGN_ELONGATION:
+        return "elongated"
+    if edge < PIECE_MIN_RADIUS:
+        return "small"
+    if edge >= PIECE_MAX_EDGE and not _round(_body(d, grey_dev, middle), geo, centre):
+        return "too-large"  # it fills the square into a corner: a sheet, a palm, not a piece
+    return ""
+
+
+def _piece_evidence(
+    differs: np.ndarray, geo: _SquareMasks, body_zone: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """How much each square's differing pixels (``differs``, (N, P)) look like a piece: a round body or
+    outline around their centroid. Rings (``RING_STEP`` wide, the innermost a disc) around the centroid
+    are cut into ``RING_SECTORS`` sectors; a ring's share is the median of its sectors' shares of
+    differing pixels (the innermost disc's too: a blob off to one side, such as a blotch of JPEG colour,
+    is no piece), so that what lies on one side only (the glow of a line, the edge of a shadow) does not
+    count, while a disc or a rim, seen all around, does. Returns, per square, the best ring's share,
+    the centroid (pitches from the square's centre, (N, 2)) and the piece's edge radius (the outermost
+    ring at least half as full as the best one)."""
+    n = differs.shape[0]
+    w = (differs & body_zone).astype(np.float64)
+    mass = w.sum(axis=1)
+    safe = np.maximum(mass, 1.0)
+    cx = np.clip((w @ geo.dx) / safe, -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET)
+    cy = np.clip((w @ geo.dy) / safe, -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET)
+    ex, ey = geo.dx[None, :] - cx[:, None], geo.dy[None, :] - cy[:, None]
+    rr = np.hypot(ex, ey)
+    ring = np.minimum(np.maximum(0, np.floor((rr - RING_FIRST) / RING_STEP).astype(np.int64) + 1), RING_COUNT)
+    sector = ((np.arctan2(ey, ex) + math.pi) * (RING_SECTORS / (2 * math.pi))).astype(np.int64)
+    sector = np.minimum(sector, RING_SECTORS - 1)
+    size = (RING_COUNT + 1) * RING_SECTORS
+    cell = (np.arange(n)[:, None] * size + ring * RING_SECTORS + sector).ravel()
+    shape = (n, RING_COUNT + 1, RING_SECTORS)
+    total = np.bincount(cell, minlength=n * size).reshape(shape)[:, :RING_COUNT]
+    hit = np.bincount(cell, weights=differs.ravel().astype(np.float64), minlength=n * size)
+    hit = hit.reshape(shape)[:, :RING_COUNT]
+    # The median over each ring's sectors that hold pixels (empty sectors sort last as inf).
+    share = np.sort(np.where(total > 0, hit / np.maximum(total, 1), np.inf), axis=2)
+    count = np.count_nonzero(total, axis=2)
+    lo, hi = np.maximum(count - 1, 0) // 2, np.minimum(np.maximum(count, 1) // 2, RING_SECTORS - 1)
+    rows, rings = np.arange(n)[:, None], np.arange(RING_COUNT)[None, :]
+    median = (share[rows, rings, lo] + share[rows, rings, hi]) / 2.0
+    enough = (total.sum(axis=2) >= MIN_RING_PIXELS) & (count > 0)
+    ring_share = np.where(enough, median, 0.0)
+    best = ring_share.max(axis=1)
+    full = ring_share >= 0.5 * best[:, None]
+    outermost = RING_COUNT - 1 - np.argmax(full[:, ::-1], axis=1)
+    edge = np.where(best > 0, RING_FIRST + RING_STEP * outermost, 0.0)
+    few = mass < MIN_EVIDENCE_PIXELS
+    best[few], edge[few] = 0.0, 0.0
+    cx[few], cy[few] = 0.0, 0.0
+    return best, np.stack([cx, cy], axis=1), edge
+
+
+@dataclass(frozen=True)
+class _FaintLook:
+    """A second look at some squares (``rows``) at a finer ``threshold`` (9,): their differing pixels
+    and what :func:`_piece_evidence` makes of them."""
+
+    threshold: np.ndarray
+    rows: np.ndarray
+    differs: np.ndarray
+    evidence: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+
+    @classmethod
+    def at(
+        cls,
+        threshold: np.ndarray,
+        differs: np.ndarray,
+        grey_dev: np.ndarray,
+        looked_at: np.ndarray,
+        geo: _SquareMasks,
+        body_zone: np.ndarray,
+    ) -> _FaintLook:
+        finer = differs | (np.abs(grey_dev) > threshold[:, None])
+        # (A bare square differs at the plate's texture in a few stray pixels only.)
+        some = (finer & body_zone).mean(axis=1) >= FAINT_MIN_SHARE * body_zone.mean()
+        rows = np.flatnonzero(looked_at & some)
+        evidence = _piece_evidence(finer[rows], geo, body_zone) if rows.size else None
+        return cls(threshold, rows, finer, evidence)
+
+    def piece(
+        self, k: int, grey_dev: np.ndarray, geo: _SquareMasks, f0: float
+    ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
+        """Square ``k``'s faint piece by :func:`_faint_piece`, or None (also when not looked at)."""
+        if self.evidence is None or k not in self.rows:
+            return None
+        row = int(np.flatnonzero(self.rows == k)[0])
+        found = (float(self.evidence[0][row]), self.evidence[1][row], float(self.evidence[2][row]))
+        return _faint_piece(found, self.differs[k], grey_dev, float(self.threshold[k]), geo, f0)
+
+
+def _faint_piece(
+    faint: tuple[float, np.ndarray, float],
+    d: np.ndarray,
+    grey_dev: np.ndarray,
+    threshold: float,
+    geo: _SquareMasks,
+    f0: float,
+) -> tuple[np.ndarray, float, np.ndarray, float] | None:
+    """The second look at square ``k``, which shows no piece at the board's variation: a piece a few grey
+    levels off the plate (a white piece on a white plate, in a large piece's shadow) seen at the plate's
+    texture (``d``, the square's differing pixels at that finer ``threshold``; ``faint``, the
+    evidence, centre and edge from them, as :func:`_piece_evidence` gives). It must be all a piece is,
+    and more: a round body of a piece's size, not elongated, not reaching the corners, and either a
+    middle that itself differs from the plate by ``FAINT_BODY_K`` thresholds with a level face and a
+    short edge (:func:`_level_edge`; board texture and the glow of a shadow differ in patches and rims,
+    not in a whole body), or, a piece of the plate's own tone, an outline all round a level face
+    (:func:`_outline`). Returns (differing pixels, evidence, centre, edge) or None."""
+    evidence, centre, edge = faint
+    if evidence < f0 or not PIECE_MIN_RADIUS <= edge < PIECE_MAX_EDGE:
+        return None
+    rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
+    middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
+    body = float(np.median(grey_dev[middle]))
+    ring = np.floor(rr / RING_STEP).astype(np.int64)
+    counts = np.bincount(ring)
+    profile = np.bincount(ring, weights=grey_dev) / np.maximum(counts, 1)
+    lo, hi = int(PIECE_MIN_RADIUS / RING_STEP), min(int(PIECE_MAX_EDGE / RING_STEP) + 1, len(profile) - 2)
+    if abs(body) <= FAINT_BODY_K * threshold:
+        # No body to speak of: a piece of the plate's own tone still shows its outline (its shadow, its
+        # rim) as a ring all round it (the evidence: every sector of a ring differs) around a level face.
+        if not _outline(profile, counts, body, threshold, lo, hi):
+            return None
+    elif not _level_edge(profile, counts, body, lo, hi):
+        return None
+    if _reaches_corners(d[None, :], geo)[0] or _shape_problem(d, grey_dev, faint, middle, geo, f0):
+        return None
+    return d, evidence, centre, edge
+
+
+def _level_edge(profile: np.ndarray, counts: np.ndarray, body: float, lo: int, hi: int) -> bool:
+    """Whether a square's radial ``profile`` (as :func:`_outline` takes it) falls from a level face at
+    ``body`` to the plate within a short step, somewhere between rings ``lo`` and ``hi`` (the smallest
+    piece's radius and the largest's): the level falls by ``FAINT_EDGE_SHARE`` of the body within two
+    rings, and the face before it varies by at most ``FAINT_PLATEAU`` of it. The glow of thick light
+    lines fades over a whole square instead, and falls all the way."""
+    falls = [
+        (profile[i - 1] - profile[i + 1]) * math.copysign(1.0, body)
+        for i in range(max(lo, 1), hi + 1)
+        if counts[i - 1] and counts[i + 1]
+    ]
+    if not falls or max(falls) < FAINT_EDGE_SHARE * abs(body):
+        return False
+    step = max(lo, 1) + int(np.argmax(falls))
+    face = profile[: max(step - 1, 2)]
+    return float(face.max() - face.min()) <= FAINT_PLATEAU * abs(body)
+
+
+def _outline(
+    profile: np.ndarray, counts: np.ndarray, body: float, threshold: float, lo: int, hi: int
+) -> bool:
+    """Whether a square's radial ``profile`` (mean deviation from the plate per ring of ``RING_STEP``
+    around the piece's centre, ``counts`` pixels each) is a level face at ``body`` ringed, between
+    rings ``lo`` and ``hi``, by an outline at least ``OUTLINE_K`` thresholds off it (a shadow or a
+    rim), beyond which the plate comes back."""
+    for i in range(max(lo, 1), hi + 1):
+        if not counts[i] or i + 2 >= len(profile):
+            continue
+        depth = profile[i] - body
+        if abs(depth) < OUTLINE_K * threshold:
+            continue
+        face = profile[: max(i - 1, 2)]
+        if float(np.abs(face - body).max()) > OUTLINE_FACE_K * threshold:
+            continue
+        # The plate comes back beyond the outline: a large piece's rim and shadow together make a band
+        # a few rings wide.
+        far = profile[i + 2 : min(i + 2 + OUTLINE_MAX_RINGS, len(profile))]
+        if far.size and float(np.abs(far).min()) <= 0.5 * abs(float(profile[i])):
+            return True
+    return False
+
+
+def _coloured(med: np.ndarray, pixels: int, plate_opponent: np.ndarray) -> bool:
+    """Whether a body's middle (the median of its ``pixels`` pixels' B, G, R: ``med`` (3,)) is clearly
+    coloured, and not in the plate's own colour (that is the plate showing through, not an object): its
+    saturation, the spread of its median's channels over its brightest channel (at least
+    ``SATURATION_FLOOR``, so that the few levels of colour in a black piece's noise and JPEG do not
+    count), is above ``PIECE_MAX_SATURATION`` (a white balance a tenth warm or cool leaves a white piece
+    near 0.2), and its opponent colour (B-G, R-G) is off the plate's (``plate_opponent``) by more than
+    ``OFF_PLATE_COLOUR`` of its own."""
+    if pixels < MIN_EVIDENCE_PIXELS:
+        return False
+    top = float(med.max())
+    if (top - float(med.min())) / max(top, SATURATION_FLOOR) <= PIECE_MAX_SATURATION:
+        return False
+    own = np.array([med[0] - med[1], med[2] - med[1]])
+    return float(np.hypot(*(own - plate_opponent))) > OFF_PLATE_COLOUR * float(np.hypot(*own))
+
+
+def _middle_grey(
+    grey: np.ndarray, piece: tuple[np.ndarray, float, np.ndarray, float], geo: _SquareMasks
+) -> float:
+    """The median grey of a piece's middle (``piece`` as :func:`_faint_piece` returns it)."""
+    _d, _evidence, centre, edge = piece
+    rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
+    return float(np.median(grey[rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))]))
+
+
+def _body(d: np.ndarray, grey_dev: np.ndarray, middle: np.ndarray) -> np.ndarray:
+    """Of the differing pixels ``d``, the body: those off the plate the way the middle is, by at least
+    ``BODY_OF_MIDDLE`` of the middle's own deviation (``grey_dev``: each pixel's grey minus the plate's).
+    A piece's soft shadow and a white piece's dark rim fall away; a sheet or a palm stays whole. When the
+    middle barely differs in grey (a piece seen by its colour), all of ``d``."""
+    level = float(np.median(grey_dev[middle])) if middle.any() else 0.0
+    core = d & (grey_dev * math.copysign(1.0, level) >= BODY_OF_MIDDLE * abs(level))
+    return core if core.sum() >= MIN_EVIDENCE_PIXELS and abs(level) > 0.0 else d
+
+
+def _round(d: np.ndarray, geo: _SquareMasks, centre: np.ndarray) -> bool:
+    """Whether the pixels ``d`` of one square are a piece's round body near ``centre`` (pitches from
+    the square's centre), rather than a sheet or a palm. Where the square's inside does not cut the
+    body off, its outline is fitted with a circle; a piece's circle is no larger than the largest piece
+    (``ROUND_MAX_REACH``) and nothing of the body lies beyond it by more than ``ROUND_MAX_RATIO``. A
+    body cut off nearly all round is a piece when it reaches no farther than the largest piece."""
+    ex, ey = geo.dx - centre[0], geo.dy - centre[1]
+    sector = ((np.arctan2(ey, ex) + math.pi) * (ROUND_SECTORS / (2 * math.pi))).astype(np.int64)
+    sector %= ROUND_SECTORS
+    rad = np.hypot(ex, ey)
+    body_rad = np.where(d, rad, -1.0)
+    reach = np.full(ROUND_SECTORS, -1.0)
+    np.maximum.at(reach, sector, body_rad)
+    bound = np.zeros(ROUND_SECTORS)
+    np.maximum.at(bound, sector, rad)  # where the square's inside ends, each way
+    free = (reach > 0) & (reach < bound - ROUND_CLIP_MARGIN)
+    if free.sum() < ROUND_MIN_FREE:
+        return bool(reach.max() <= ROUND_MAX_REACH)  # cut off nearly all round
+    # The outline: the body's farthest pixel in each free direction; a circle through them (Kasa's fit).
+    order = np.lexsort((body_rad, sector))
+    last = np.flatnonzero(np.r_[sector[order][1:] != sector[order][:-1], True])
+    ends = order[last]
+    ends = ends[free[sector[ends]] & d[ends]]
+    x, y = geo.dx[ends], geo.dy[ends]
+    a = np.stack([2 * x, 2 * y, np.ones_like(x)], axis=1)
+    (cx, cy, c), *_ = np.linalg.lstsq(a, x * x + y * y, rcond=None)
+    radius = math.sqrt(max(c + cx * cx + cy * cy, 0.0))
+    farthest = float(np.hypot(geo.dx[d] - cx, geo.dy[d] - cy).max())
+    return radius <= ROUND_MAX_REACH and farthest <= ROUND_MAX_RATIO * radius
+
+
+def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
+    """Length to width (square root of the principal second moments) of the pixels ``w``."""
+    mass = float(w.sum())
+    if mass < MIN_EVIDENCE_PIXELS:
+        return 1.0
+    x, y = geo.dx[w], geo.dy[w]
+    # x.var(), y.var() and the mean of (x - x.mean()) * (y - y.mean()), step for step as numpy takes
+    # them (float32 sums, each divided by the count in float64), without the wrappers' overhead.
+    n = np.intp(x.size)
+    ex = x - np.float32(np.add.reduce(x) / n)
+    ey = y - np.float32(np.add.reduce(y) / n)
+    sxx = np.float32(np.add.reduce(ex * ex) / n)
+    syy = np.float32(np.add.reduce(ey * ey) / n)
+    sxy = float(np.float32(np.add.reduce(ex * ey) / n))
+    half_tr = (sxx + syy) / 2.0
+    root = math.sqrt(max(half_tr**2 - (sxx * syy - sxy**2), 0.0))
+    return math.sqrt((half_tr + root) / max(half_tr - root, 1e-6))

@@ -1,0 +1,194 @@
+"""Step 4 of the package's overview against the ring of board just inside each square's lines
+(:func:`_read_squares_ring`): right where pieces are small beside their squares. And what in a square
+is not a piece by the ring's rules (:func:`_foreign_ring`: it reaches the lines, it is elongated, or
+the square's background is not the board's)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Final
+
+import numpy as np
+
+from .geometry import GRID_SQUARES, _Canon, _read_only
+from .model import (
+    CHROMA_TAIL_TO_SIGMA,
+    FOREIGN_BACKGROUND_FRAC,
+    FOREIGN_ELONGATION,
+    MAD_TO_SIGMA,
+    DetectorParams,
+)
+from .squares import _median_of_nine, _saturated_plate
+
+#: differing pixels below this share of a square's inside are noise, not an object.
+RING_FOREIGN_MIN_AREA: Final = 0.08
+#: share of the ring that a piece never covers (the ring lies outside any piece on its square).
+RING_FOREIGN_RING_COVER: Final = 0.55
+#: the ring reading's thresholds (see _read_squares_ring): a pixel differs beyond this share of the
+#: grid's contrast, and a piece fills this share of the central disc.
+RING_PIECE_MIN_FRAC: Final = 0.06
+RING_PIECE_MIN_FILL: Final = 0.12
+#: the plane the nine squares' ring backgrounds are fitted with (see _foreign_ring): 1, column, row.
+BACKGROUND_PLANE: Final = np.stack([np.ones(9), np.arange(9) % 3 - 1.0, np.arange(9) // 3 - 1.0], axis=1)
+BACKGROUND_PLANE.flags.writeable = False
+
+
+@lru_cache(maxsize=64)
+def _ring_masks(s: int, m: int, half_width: float, params: DetectorParams) -> tuple[np.ndarray, ...]:
+    """One square's geometry for the ring reading, over the pixels of its inside (everything within the
+    ring's outer edge): where the background ring is (a mask) and, as indices, where the ring and the
+    piece disc are; each pixel's offset from the centre in pitches (dx, dy); and the nine squares'
+    inside pixels as flat indices into a canonical view of ``s`` px per square and ``m`` margin (9, P).
+    It depends on these sizes alone, so every frame at them shares it."""
+    yy, xx = np.mgrid[0:s, 0:s].astype(np.float32)
+    dx = (xx + 0.5) / s - 0.5
+    dy = (yy + 0.5) / s - 0.5
+    cheb = np.maximum(np.abs(dx), np.abs(dy))
+    rad = np.hypot(dx, dy)
+    ring_out = 0.5 - half_width - params.ring_margin
+    ring_in = ring_out - params.ring_width
+    ring = (cheb <= ring_out) & (cheb >= ring_in)
+    disc = rad <= min(params.piece_radius, ring_in)
+    inside = cheb <= ring_out
+    row, col = np.divmod(np.arange(9), 3)
+    ys, xs = np.nonzero(inside)
+    size = GRID_SQUARES * s + 2 * m
+    pixels = (m + row[:, None] * s + ys[None, :]) * size + (m + col[:, None] * s + xs[None, :])
+    ring_i = ring[inside]
+    return _read_only(
+        ring_i, np.flatnonzero(ring_i), np.flatnonzero(disc[inside]), dx[inside], dy[inside], pixels
+    )
+
+
+def _read_squares_ring(
+    canon: _Canon, half_width: float, line_level: np.ndarray, params: DetectorParams
+) -> list[tuple[str, float, float, float, str, float]]:
+    """The first reading, against a ring of board just inside each square's lines: (state, confidence,
+    piece fill, lightness, foreign, the ring's grey) of every square; ``foreign`` is "" or why
+    something that is not a piece is in the square (see :func:`_foreign_ring`). Right where pieces are
+    small beside their squares (the ring is bare board); a large piece covers the ring, and then
+    :func:`.squares._read_squares` (against the plate in the corners) is the one to believe.
+
+    *Whether* a piece is there: the fraction of the square's central disc whose colour differs clearly
+    from the square's own background (the median colour of the ring of board just inside its lines).
+    Colour, not grey: a blue-black piece on an olive board has the same grey level as the board.
+    *Which* piece: the disc's median grey placed on the scale the grid itself provides, from its dark
+    tone (0) to its light tone (1) (board and lines, whichever is which): below the middle is black.
+    Glare spots on a black piece and shading on a white one are minorities of the disc.
+    """
+    s, m = canon.px, canon.margin
+    ring_i, ring_at, disc_at, dx_i, dy_i, pixels = _ring_masks(s, m, round(half_width, 3), params)
+    grey = canon.img.ravel()[pixels]  # (9, P): the inside of each square
+    grey_ring = grey[:, ring_at]
+    chroma = None
+    if canon.colour is None:
+        bg_grey, bg_chroma = np.median(grey_ring, axis=1), np.zeros((9, 2), np.float32)  # (9,), (9, 2)
+    else:
+        colour = np.take(canon.colour.reshape(-1, 3), pixels, axis=0)
+        # Opponent colour (blue-green, red-green): what the grey level cannot see.
+        chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
+        # The ring's median grey and chroma, in one call.
+        ring_all = np.concatenate([grey_ring[:, :, None], chroma[:, ring_at]], axis=2)  # (9, R, 3)
+        ring_level = np.median(ring_all, axis=1)
+        bg_grey, bg_chroma = ring_level[:, 0], ring_level[:, 1:]
+    contrast = np.abs(line_level - bg_grey)  # (9,) the grid's own contrast around each square
+    # How much bare board varies (noise, texture, glow of the lines): pooled over the nine rings, robust
+    # to the few a piece reaches into. A pixel differs from its background beyond k times that.
+    ring_dev = np.abs(grey_ring - bg_grey[:, None])
+    vary = MAD_TO_SIGMA * float(np.median(ring_dev))
+    t_grey = np.maximum(params.piece_noise_k * vary, RING_PIECE_MIN_FRAC * contrast)
+    differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
+    if chroma is not None:
+        ring_cdev = _chroma_distance(chroma[:, ring_at], bg_chroma)
+        # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
+        # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
+        vary_c = max(
+            MAD_TO_SIGMA * float(np.median(ring_cdev)),
+            CHROMA_TAIL_TO_SIGMA * float(np.percentile(ring_cdev, 90)),
+        )
+        t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
+        differs |= _chroma_distance(chroma, bg_chroma) > t_chroma[:, None]
+    fill = differs[:, disc_at].mean(axis=1)
+    dark_ref = np.minimum(line_level, bg_grey)
+    t = (np.median(grey[:, disc_at], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
+    # A saturated plate as the light end: in its brightest channel, as squares._read_squares.
+    if chroma is not None:
+        by_light, light = _saturated_plate(line_level, bg_grey, bg_chroma)
+        if by_light.any():
+            t_light = (np.median(colour[:, disc_at].max(axis=2), axis=1) - dark_ref) / np.maximum(
+                light - dark_ref, 1e-3
+            )
+            t = np.where(by_light, t_light, t)
+    foreign = _foreign_ring(differs, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
+    out: list[tuple[str, float, float, float, str, float]] = []
+    f0 = RING_PIECE_MIN_FILL
+    for f, tone, why, bg in zip(fill.tolist(), t.tolist(), foreign, bg_grey.tolist(), strict=True):
+        if f < f0 and not why:
+            out.append(("empty", 1.0 - 0.5 * f / f0, f, tone, "", bg))
+            continue
+        presence = min(1.0, (f - f0) / f0)
+        # How far the tone is from the middle of the scale, 0.5 away is certain.
+        certainty = min(1.0, abs(tone - 0.5) / 0.3)
+        conf = 0.5 + 0.5 * min(presence, certainty)
+        out.append(("black" if tone < 0.5 else "white", conf, f, tone, why, bg))
+    return out
+
+
+def _chroma_distance(chroma: np.ndarray, ref: np.ndarray) -> np.ndarray:
+    """The distance of each pixel's opponent colour (``chroma``, (9, N, 2)) from its square's
+    (``ref``, (9, 2)): (9, N), as ``np.linalg.norm(chroma - ref[:, None, :], axis=2)`` gives it (the
+    same sum of two squares), without its detour through a strided reduction."""
+    a = chroma[..., 0] - ref[:, None, 0]
+    b = chroma[..., 1] - ref[:, None, 1]
+    return np.sqrt(a * a + b * b)
+
+
+def _foreign_ring(
+    differs: np.ndarray,
+    ring_i: np.ndarray,
+    dx: np.ndarray,
+    dy: np.ndarray,
+    bg_grey: np.ndarray,
+    bg_chroma: np.ndarray,
+    contrast: np.ndarray,
+) -> list[str]:
+    """For each square, "" or why what lies in it is not a piece (a fingertip, a pen, a sheet, a hand
+    that leaves the lines visible): the pixels that differ from the square's background
+
+    - cover much of the ring of board just inside the lines ("reaches-lines": a piece, even off-centre,
+      stays clear of most of it; something coming in from outside crosses it);
+    - are elongated ("elongated": a disc or a cross is as wide as it is long, a finger or a pen is not);
+    - or the background itself is not the board's ("background": something flat covers the whole
+      square), judged against a plane through the nine squares' backgrounds (lighting gradients are
+      smooth) on the grid's own contrast scale.
+    """
+    n = differs.shape[0]
+    why = [""] * n
+    ring_cover = differs[:, ring_i].mean(axis=1)
+    # Shape from the part inside the ring: the glow of thick lines and the edges of shadows along the
+    # border make thin strips there that are no object.
+    w = (differs & ~ring_i).astype(np.float32)
+    mass = w.sum(axis=1)
+    mx = (w @ dx) / np.maximum(mass, 1.0)
+    my = (w @ dy) / np.maximum(mass, 1.0)
+    sxx = (w @ (dx * dx)) / np.maximum(mass, 1.0) - mx * mx
+    syy = (w @ (dy * dy)) / np.maximum(mass, 1.0) - my * my
+    sxy = (w @ (dx * dy)) / np.maximum(mass, 1.0) - mx * my
+    half_tr = (sxx + syy) / 2.0
+    root = np.sqrt(np.maximum(half_tr**2 - (sxx * syy - sxy**2), 0.0))
+    elong = np.sqrt((half_tr + root) / np.maximum(half_tr - root, 1e-6))
+    enough = mass >= RING_FOREIGN_MIN_AREA * differs.shape[1]
+    # Background against a plane through the nine squares' backgrounds (grey and both chroma axes).
+    design = BACKGROUND_PLANE
+    bgs = np.column_stack([bg_grey, bg_chroma]).astype(np.float64)
+    coef, *_ = np.linalg.lstsq(design, bgs, rcond=None)
+    resid = np.linalg.norm(bgs - design @ coef, axis=1)
+    scale = _median_of_nine(contrast)
+    for k in range(n):
+        if enough[k] and ring_cover[k] > RING_FOREIGN_RING_COVER:
+            why[k] = "reaches-lines"
+        elif enough[k] and elong[k] > FOREIGN_ELONGATION:
+            why[k] = "elongated"
+        elif resid[k] > FOREIGN_BACKGROUND_FRAC * scale:
+            why[k] = "background"
+    return why

@@ -1,0 +1,388 @@
+"""The detector's entry points, which run the steps of the package's overview in order: :func:`detect`
+(the full search: cells at half resolution and at full, the comb, the candidates checked and refined on
+the lines, the brightest channel when grey shows nothing), :func:`track` (a last good pose confirmed on
+its lines, without a search), :func:`read_board` and :func:`read_at_pose` (the squares, the occlusion
+and the supply read at a known pose)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Final
+
+import numpy as np
+
+from messages import BoardPose
+
+from .cells import _fit_homography, _locate
+from .comb import _comb_search
+from .geometry import (
+    GRID_SQUARES,
+    SQUARE_CENTRES,
+    _apply_h,
+    _canonical,
+    _normalise_turn,
+    _quarter_turn,
+    homography_of,
+    pitch_of,
+    pose_from_homography,
+)
+from .image import _brightest, _Image, _prepare_image
+from .lines import _fit_lines, _polarity_at, _verify_grid
+from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareReading
+from .occlusion import _crossed_squares, _line_contrast, _line_levels, _under_pieces
+from .ring import _read_squares_ring
+from .squares import _combine, _mid_tones_by_the_board, _read_squares
+from .supply import _supply
+
+#: the grid is searched again at full resolution when fewer cells than this were found at half.
+FULL_RES_BELOW_CELLS: Final = 7
+#: the checking of the comb's likeliest grids (comb.COMB_CANDIDATES of each kind of evidence) stops at
+#: a grid whose lines are seen this well.
+COMB_SURE_SEEN: Final = 0.95
+#: the comb search runs when the cells gave fewer than this many squares; its grid is taken when this
+#: share of the line segments is seen where it puts them.
+COMB_BELOW_CELLS: Final = 6
+COMB_MIN_SEEN: Final = 0.8
+COMB_SEEN_MARGIN: Final = 0.15
+#: the comb's grid must be this clear (see lines._verify_grid): its weakest line at least this share of its
+#: typical one, and nothing beyond it as strong as this share's complement.
+COMB_MIN_CLEAR: Final = 0.2
+#: a prior pose is confirmed when this fraction of its line segments is seen...
+TRACK_MIN_SEEN: Final = 0.8
+#: ...and they lie this close (root mean square, canonical pixels, about image pixels) to where it puts them.
+TRACK_MAX_RMS_PX: Final = 1.5
+#: a tracked pose keeps its numbering this many degrees beyond +-45 (hysteresis: a board standing at 45
+#: degrees must not have its squares renumbered from one frame to the next).
+TRACK_HYSTERESIS_DEG: Final = 2.0
+#: refinements of a found pose on the grid lines (the cells' centres are found at half resolution).
+REFINE_PASSES: Final = 2
+#: half the line width in pitches, when it cannot be measured (reading at a prior pose); its bounds, as
+#: measured: model.MIN_HALF_WIDTH and MAX_HALF_WIDTH.
+DEFAULT_HALF_WIDTH: Final = 0.04
+#: a hidden line sample counts as covered when its grey is this far (in line contrasts) from the lines'.
+COVER_LEVEL_FRAC: Final = 0.35
+#: Below this grid contrast in grey (levels), the grid is also looked at in each pixel's brightest
+#: channel, and read there when its contrast is ``BRIGHTEST_GAIN`` times higher.
+LOW_GRID_CONTRAST: Final = 24.0
+BRIGHTEST_GAIN: Final = 2.0
+
+
+# ----------------------------------------------------------------------------------------------------
+# the detector
+
+
+def detect(
+    image: np.ndarray, params: DetectorParams | None = None, prior: BoardPose | None = None
+) -> Detection:
+    """Find the board in ``image`` (BGR or grey, 8-bit) and read it.
+
+    ``prior`` is the last good pose: when no grid is found in this image, the squares are read at the
+    prior pose (``pose_source == "prior"``); when several grids are found, one near the prior wins.
+    The result never depends on anything but the arguments.
+
+    :raises DetectorError: when ``image`` is not an 8-bit grey or BGR image of a usable size.
+    """
+    t0 = time.perf_counter()
+    p = params or DEFAULT_PARAMS
+    return _search(_prepare_image(image), p, prior, t0)
+
+
+#: a grid candidate checked on its lines: (share of line segments seen, homography, polarity, half line
+#: width, cells it came from (0: the comb), pitch).
+_Candidate = tuple[float, np.ndarray, Polarity, float, int, float]
+
+
+def _best_candidate(
+    im: _Image, candidates: list[tuple[np.ndarray, float, int]], p: DetectorParams
+) -> _Candidate | None:
+    """The grid candidates (homography, pitch, cells) checked and refined on the lines; the best one,
+    or None when none is a grid."""
+    best: _Candidate | None = None
+    best_clear = 0.0
+    for h, pitch, cells in candidates:
+        # The mask a lattice came from does not prove the polarity (the squares' insides can stand in
+        # for cells); with fewer than nine cells (pieces dent them) the window may be a square off; and
+        # the cells' size says little of the lines' width when pieces dent them. The lines tell.
+        checked = _verify_grid(im, h, pitch, p, may_shift=cells < GRID_SQUARES**2)
+        if cells == 0 and checked[3] < COMB_MIN_CLEAR:
+            # The comb places the lines to a pixel or two of its reduced image, which can be too far
+            # to check them: brought onto them, it is checked again.
+            checked = _verify_grid(im, _onto_lines(im, h, pitch, p), pitch, p, may_shift=True)
+        h, polarity, half_width, clear = checked
+        if cells == 0 and clear < COMB_MIN_CLEAR:
+            continue  # the comb found something straight and periodic, not a grid
+        sign = 1 if polarity == "light-lines" else -1
+        # Nine cells place the grid well; fewer (pieces touching lines, half resolution, the comb) are
+        # refined on the lines themselves.
+        seen = 1.0
+        for _ in range(REFINE_PASSES if cells < GRID_SQUARES**2 else 0):
+            fit = _fit_lines(im.gray, h, pitch, sign, half_width, p)
+            if fit is None:
+                break
+            h, seen = fit.h, fit.seen
+        # The comb's grid replaces the cells' only when its lines are clearly better seen, unless the
+        # cells' window did not look like a grid itself (cells on the plate between large pieces can be
+        # taken a row off, and the window then reaches off the board).
+        cells_trusted = best is not None and best[4] > 0 and best_clear >= COMB_MIN_CLEAR
+        margin = COMB_SEEN_MARGIN if cells == 0 and cells_trusted else 0.0
+        if best is None or seen > best[0] + margin:
+            best, best_clear = (seen, h, polarity, half_width, cells, pitch), clear
+        if cells == 0 and best[4] == 0 and best[0] >= COMB_SURE_SEEN:
+            break  # the comb's other guesses are likelier wrong than better
+    if best is None or (best[4] == 0 and best[0] < COMB_MIN_SEEN):
+        return None
+    return best
+
+
+def _onto_lines(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> np.ndarray:
+    """``h`` corrected onto the grid lines near where it puts them (:func:`.lines._fit_lines`, at the polarity
+    seen there and a typical line width), or ``h`` itself when they are not found."""
+    sign = 1 if _polarity_at(im, h, pitch, p) == "light-lines" else -1
+    for _ in range(REFINE_PASSES):
+        fit = _fit_lines(im.gray, h, pitch, sign, DEFAULT_HALF_WIDTH, p)
+        if fit is None:
+            break
+        h = fit.h
+    return h
+
+
+def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -> Detection:
+    """The full search of a prepared image (see :func:`detect`)."""
+    found = _locate(im.small, im.scale, im.sigma, im.spread, p, prior)
+    if im.scale != 1.0 and (found is None or len(found[0].centers) < FULL_RES_BELOW_CELLS):
+        # Thin lines or small cells can vanish at half resolution: look again at full size.
+        full = _locate(im.gray, 1.0, im.sigma, im.spread, p, prior)
+        if full is not None and (found is None or full[0].score > found[0].score):
+            found = full
+    candidates: list[tuple[np.ndarray, float, int]] = []  # (homography, pitch, cells)
+    if found is not None:
+        lat = found[0]
+        candidates.append((_fit_homography(lat), lat.pitch, len(lat.centers)))
+    if found is None or len(found[0].centers) < COMB_BELOW_CELLS:
+        candidates += [(h, pitch, 0) for h, pitch in _comb_search(im, p)]
+    best = _best_candidate(im, candidates, p)
+    if best is None and prior is None and im.scale != 1.0:
+        # Lines a pixel wide vanish at half resolution, where the comb looked: look again at full size.
+        # Only while no board is known (a tracked board has its prior): it costs a few tens of ms.
+        full = _comb_search(replace(im, small=im.gray, scale=1.0), p)
+        best = _best_candidate(im, [(h, pitch, 0) for h, pitch in full], p)
+    if best is None and prior is None and im.bgr is not None:
+        # Lines that differ from the plate more in colour than in luminance (dark blue lines on a blue
+        # plate: blue weighs a tenth in grey) stand out in each pixel's brightest channel. The grid is
+        # searched for there; the squares are still read in grey and colour.
+        brightest = _search(_brightest(im, keep_colour=False), p, None, t0)
+        if brightest.found and brightest.pose is not None:
+            det = read_at_pose(im, brightest.pose, brightest.polarity, brightest.extra["half_width"], p)
+            return replace(
+                det,
+                pose_source="detected",
+                cells=brightest.cells,
+                processing_ms=_ms_since(t0),
+                extra={
+                    **det.extra,
+                    "half_width": brightest.extra["half_width"],
+                    "tracked": 0.0,
+                    "brightest": 1.0,
+                },
+            )
+    if best is None:
+        if prior is None:
+            return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
+        det = read_at_pose(im, prior, None, DEFAULT_HALF_WIDTH, p)
+        return replace(det, pose_source="prior", problem=det.problem or "prior", processing_ms=_ms_since(t0))
+    _seen, h, polarity, half_width, cells, _pitch = best
+    h, pose = _normalise_turn(h)
+    det = read_at_pose(im, pose, polarity, half_width, p, h=h)
+    return replace(
+        det,
+        pose_source="detected",
+        cells=cells,
+        processing_ms=_ms_since(t0),
+        extra={**det.extra, "half_width": half_width, "tracked": 0.0},
+    )
+
+
+def track(
+    image: np.ndarray,
+    prior: BoardPose,
+    params: DetectorParams | None = None,
+    *,
+    polarity: Polarity | None = None,
+    half_width: float = 0.0,
+) -> Detection:
+    """Read ``image`` at ``prior`` (the last good pose) when its grid lines are still where the prior
+    puts them, with the pose corrected on those lines; otherwise search the whole image as
+    :func:`detect` does (with ``prior``).
+
+    The confirmation needs no search: the grid's lines are located from cross-line profiles in the
+    canonical view (a fraction of the search's cost), so a board that stands still or drifts by a few
+    pixels is followed frame by frame. A confirmed pose keeps the prior's numbering up to
+    ``TRACK_HYSTERESIS_DEG`` beyond +-45 degrees, so that a board at 45 degrees is not renumbered from
+    frame to frame; the result then carries ``extra["tracked"] == 1``. ``polarity`` and ``half_width``
+    (in pitches) are those of the detection the prior came from, when known.
+
+    :raises DetectorError: when ``image`` is not an 8-bit grey or BGR image of a usable size.
+    """
+    t0 = time.perf_counter()
+    p = params or DEFAULT_PARAMS
+    im = _prepare_image(image)
+    h = homography_of(prior)
+    hw = half_width if half_width > 0 else DEFAULT_HALF_WIDTH
+    if polarity is None:
+        polarity = _polarity_at(im, h, pitch_of(prior), p)
+    sign = 1 if polarity == "light-lines" else -1
+    fit = _fit_lines(im.gray, h, pitch_of(prior), sign, hw, p)
+    if fit is not None and fit.seen >= TRACK_MIN_SEEN and fit.rms_offset <= TRACK_MAX_RMS_PX:
+        h2 = fit.h
+        pose = pose_from_homography(h2)
+        if not -45.0 - TRACK_HYSTERESIS_DEG < pose.angle_deg <= 45.0 + TRACK_HYSTERESIS_DEG:
+            h2, pose = _normalise_turn(h2)
+        det = read_at_pose(im, pose, polarity, hw, p, h=h2)
+        if det.line_contrast * sign > 0:
+            return replace(
+                det,
+                pose_source="detected",
+                processing_ms=_ms_since(t0),
+                extra={**det.extra, "half_width": hw, "tracked": 1.0, "track_rms_px": fit.rms_offset},
+            )
+    return _search(im, p, prior, t0)
+
+
+def keep_numbering(pose: BoardPose, like: BoardPose) -> BoardPose | None:
+    """``pose`` renumbered by the quarter turn that brings its angle next to ``like``'s (the last
+    good pose), when the search numbered a board standing near 45 degrees the other way; None when
+    nothing is to be done (the angles agree, or the renumbered angle would leave the tracking
+    hysteresis band around +-45 degrees)."""
+    if abs(pose.angle_deg - like.angle_deg) <= 45.0:
+        return None
+    h = homography_of(pose)
+    for k in (1, -1):
+        turned = pose_from_homography(_quarter_turn(k) @ h)
+        near = abs(turned.angle_deg - like.angle_deg) <= 45.0
+        if near and -45.0 - TRACK_HYSTERESIS_DEG < turned.angle_deg <= 45.0 + TRACK_HYSTERESIS_DEG:
+            return turned
+    return None
+
+
+def _ms_since(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000.0
+
+
+def read_board(image: np.ndarray, pose: BoardPose, params: DetectorParams | None = None) -> Detection:
+    """Read the squares of ``image`` at a given ``pose`` (no search): what the tracker uses when it
+    rejects a sudden jump and keeps the last good pose.
+
+    :raises DetectorError: when ``image`` is not an 8-bit grey or BGR image of a usable size.
+    """
+    t0 = time.perf_counter()
+    det = read_at_pose(_prepare_image(image), pose, None, DEFAULT_HALF_WIDTH, params or DEFAULT_PARAMS)
+    return replace(det, pose_source="prior", processing_ms=_ms_since(t0))
+
+
+def read_at_pose(
+    im: _Image,
+    pose: BoardPose,
+    polarity: Polarity | None,
+    half_width: float,
+    params: DetectorParams,
+    *,
+    h: np.ndarray | None = None,
+    in_brightest: bool = False,
+) -> Detection:
+    """Read the squares, the occlusion and the supply of a prepared image at a known pose. When the
+    grid shows little contrast in grey (under ``LOW_GRID_CONTRAST``) and the image has colour, it is read
+    again in each pixel's brightest channel (``in_brightest``: this is that second read), and that read
+    is taken when the grid shows none in grey or ``BRIGHTEST_GAIN`` times more there."""
+    if h is None:
+        h = homography_of(pose)
+    pitch = pitch_of(pose)
+    canon = _canonical(im.gray, h, pitch, params, im.bgr)
+    if polarity is None:
+        # The lines stand out from the squares one way or the other: look which.
+        s, m = canon.px, canon.margin
+        on_line = float(np.median(canon.img[:, [m + k * s for k in range(4)]]))
+        off_line = float(np.median(canon.img[:, [m + int((k + 0.5) * s) for k in range(3)]]))
+        polarity = "light-lines" if on_line > off_line else "dark-lines"
+    sign = 1 if polarity == "light-lines" else -1
+    contrast, both_sides, owners, peaks = _line_contrast(canon, sign, half_width)
+    # The grid's contrast against bare board: taken where both sides of a line are board, since a
+    # white piece beside a dark line doubles the contrast on its side.
+    typical = float(np.percentile(both_sides, 80))
+    seen = contrast >= params.line_seen_frac * max(typical, 1e-3)
+    no_grid = typical < max(3.0 * im.sigma, 0.05 * im.spread)
+    if typical < LOW_GRID_CONTRAST and im.bgr is not None and not in_brightest:
+        # Lines that differ from the plate in colour more than in grey (dark lines on a blue plate: blue
+        # weighs a tenth in grey) stand out in the brightest channel, and every threshold scales with
+        # the grid's contrast (in grey, a bare square's JPEG colour reads as a piece). The pieces are
+        # still told apart by colour there too. Covered lines stay covered in any channel.
+        other = read_at_pose(
+            _brightest(im, keep_colour=True), pose, None, half_width, params, h=h, in_brightest=True
+        )
+        if no_grid or abs(other.line_contrast) > BRIGHTEST_GAIN * typical:
+            return other
+    if no_grid:
+        seen[:] = False  # no grid contrast at all: all of it is covered
+    occlusion = float(1.0 - seen.mean())
+    # A sample is covered when its line is not seen *and* the line's own grey is not there: two white
+    # pieces on both sides of a light line take its contrast, not its grey.
+    line_grey = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
+    covered = ~seen & (np.abs(peaks - line_grey) > COVER_LEVEL_FRAC * max(typical, 1e-3))
+    if no_grid:
+        covered[:] = True
+    line_level = _line_levels(peaks, owners, seen, line_grey)
+    by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params)
+    by_corners = _mid_tones_by_the_board(by_corners)
+    readings = _combine(_read_squares_ring(canon, half_width, line_level, params), by_corners)
+    under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3))
+    crossed = _crossed_squares(~covered | under_piece, owners)
+    # A line not seen between two pieces of its own tone (black pieces beside a dark line) is explained;
+    # anywhere else something covers it (a sheet, a hand, a piece lying across it).
+    like_line = np.array([(r[0] == "black") == (sign < 0) and r[0] in ("black", "white") for r in readings])
+    own_ok = owners >= 0
+    explained = (~own_ok | like_line[np.where(own_ok, owners, 0)]).all(axis=1)
+    hidden_sample = np.broadcast_to((~seen & ~explained & ~under_piece)[:, None], owners.shape)
+    total = np.bincount(owners[own_ok], minlength=9).astype(float)
+    hidden = np.bincount(owners[own_ok], weights=hidden_sample[own_ok].astype(float), minlength=9)
+    hidden_frac = hidden / np.maximum(total, 1)
+    centres = _apply_h(np.linalg.inv(h), SQUARE_CENTRES)
+    squares: list[SquareReading] = []
+    any_low = False
+    for n in range(9):
+        state, conf, fill, tone, foreign, _plate = readings[n]
+        occl = bool(hidden_frac[n] > params.square_occluded_frac) or bool(foreign) or bool(crossed[n])
+        if occl:
+            state, conf = "unknown", 0.0
+        elif conf < params.min_confidence:
+            state = "unknown"
+            any_low = True
+        squares.append(
+            SquareReading(
+                number=n + 1,
+                state=state,  # type: ignore[arg-type]
+                confidence=float(conf),
+                center_px=(float(centres[n][0]), float(centres[n][1])),
+                occluded=occl,
+                fill=fill,
+                tone=tone,
+            )
+        )
+    occluded = occlusion > params.frame_occluded_frac or any(s.occluded for s in squares)
+    # Why squares are covered, for the annotation and for study: not-a-piece inside, line crossed.
+    why = {f"foreign_{r[4]}": float(sum(x[4] == r[4] for x in readings)) for r in readings if r[4]}
+    why["crossed"] = float(crossed.sum())
+    supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params, im.bgr)
+    problem = "occluded" if occluded else ("low-confidence" if any_low else "")
+    return Detection(
+        found=True,
+        pose=pose,
+        squares=tuple(squares),
+        supply=tuple(supply),
+        occluded=occluded,
+        occlusion=occlusion,
+        polarity=polarity,
+        pitch_px=pitch,
+        problem=problem,
+        line_contrast=float(sign * typical),
+        extra=why,
+    )

@@ -1,0 +1,396 @@
+"""Step 4 of the package's overview against the plate (:func:`_read_squares`): the bare board
+measured in the squares' corners as one robust surface, what differs from it judged as a piece (see
+:mod:`.pieces`), its colour read on the grid's own tone scale; mid-tone pieces told by the board's
+other pieces (:func:`_mid_tones_by_the_board`), and the plate's reading combined with the ring's
+(:func:`_combine`; the ring's: :mod:`.ring`)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from .geometry import GRID_SQUARES, _Canon
+from .model import CHROMA_TAIL_TO_SIGMA, FOREIGN_BACKGROUND_FRAC, MAD_TO_SIGMA, DetectorParams
+from .pieces import (
+    _coloured,
+    _faint_pieces,
+    _middles,
+    _piece_evidence,
+    _reaches_corners,
+    _shape_problem,
+    _square_masks,
+    _SquareMasks,
+)
+
+#: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
+CHROMA_OF_PLATE: Final = 0.35
+#: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
+#: far from a black piece as from a white one: not a piece.
+MID_TONE: Final = 0.15
+#: a plate darker than this (with light lines) or lighter than that (with dark lines) may hide a piece
+#: of its own tone (black pieces are grey 15-55 as exposed, white ones 205-245): a bare square read there
+#: is this confident at most.
+BLACK_PIECE_GREY: Final = 70.0
+WHITE_PIECE_GREY: Final = 195.0
+HIDING_PLATE_CONFIDENCE: Final = 0.85
+#: a square read bare whose middle is further than this from the plate's end of the scale, towards the
+#: lines' end, is not bare.
+NOT_PLATE_TONE: Final = 0.6
+#: mid-tone pieces in one group of tones this tight, this far from all the other pieces' tones (on the
+#: same scale), take the colour of their side (see _mid_tones_by_the_board), this confident at most.
+TONE_GROUP_SPREAD: Final = 0.2
+TONE_GROUP_GAP: Final = 0.8
+BOARD_TONE_CONFIDENCE: Final = 0.8
+#: a piece seen only at the plate's texture (see pieces._faint_piece): its reading is never certain,
+#: this confident at most.
+FAINT_MAX_CONFIDENCE: Final = 0.85
+#: robust passes of the plate surface fit, the residual (in robust sigmas) beyond which a corner is
+#: dropped, and the fewest corners the fit keeps.
+PLATE_FIT_PASSES: Final = 3
+PLATE_OUTLIER_K: Final = 3.5
+PLATE_MIN_CORNERS: Final = 12
+#: a corner whose level is off its square's by more than this many times the median corner's (plus
+#: the noise) is not plain board (a shadow reaches it): the board's variation is measured without it.
+PLAIN_CORNER_K: Final = 2.0
+#: the inside of a square keeps at least this many image pixels from its lines (their blur).
+MARGIN_MIN_PX: Final = 2.5
+#: a square the two readings disagree on is read with at most this confidence.
+DISAGREEMENT_MAX_CONFIDENCE: Final = 0.75
+#: what the ring reading flags that is kept whatever the corners' reading says.
+RING_FLAGS_KEPT: Final = ("elongated",)
+#: a plate whose channels spread over more than this share of its brightest one is saturated (green,
+#: blue: its grey is far below its lightness); a piece's tone is then taken in the brightest channel.
+PLATE_SATURATED: Final = 0.6
+
+
+def _median_of_nine(values: np.ndarray) -> float:
+    """``float(np.median(values))`` of the nine squares' ``values`` (9,): the fifth smallest, which an
+    odd count needs no mean for, without np.median's overhead."""
+    return sorted(values.tolist())[GRID_SQUARES**2 // 2]
+
+
+def _masked_medians(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``np.median(values[k][mask[k]], axis=0)`` for every row ``k`` of ``values`` ((N, P) or (N, P, C);
+    ``mask`` (N, P)) at once, NaN for a row with nothing in it: the same numbers (the middle value, or
+    the mean of the middle two), without a call per row. The masked-out values sort last as NaN."""
+    where = mask if values.ndim == 2 else mask[..., None]
+    v = np.where(where, values, np.nan)
+    v.sort(axis=1)
+    count = np.count_nonzero(mask, axis=1)
+    shape = (-1, 1) + (1,) * (values.ndim - 2)
+    lo = (np.maximum(count - 1, 0) // 2).reshape(shape)
+    hi = (count // 2).reshape(shape)
+    return ((np.take_along_axis(v, lo, 1) + np.take_along_axis(v, hi, 1)) / 2)[:, 0]
+
+
+def _corner_medians(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
+    """The median of ``values`` ((9, P, C), over each square's inside) in each corner of each square:
+    (Q, 9, C), quadrant by quadrant, as ``np.median`` gives them."""
+    z = values[:, geo.corner_index]  # (9, Q, K, C)
+    n_q, k = geo.corner_index.shape
+    valid = np.broadcast_to(geo.corner_valid, (len(values), n_q, k)).reshape(-1, k)
+    medians = _masked_medians(z.reshape(-1, k, z.shape[-1]), valid)  # (9 * Q, C)
+    return medians.reshape(len(values), n_q, -1).swapaxes(0, 1)
+
+
+def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The board's plate as a smooth surface: a quadratic in the canonical coordinates fitted robustly to
+    ``values`` (N, C) measured at the points whose :func:`.pieces._plate_design` is ``a`` (the squares'
+    corners, which no piece covers), then evaluated at the points whose design is ``at`` (M, 6). Corners that
+    something else covers (a shadow, a hand, a sheet) stray from the others and are dropped. Returns
+    the surface at ``at`` (M, C) and at the corners (N, C)."""
+    keep = np.ones(len(values), bool)
+    coef = np.zeros((a.shape[1], values.shape[1]))
+    for _ in range(PLATE_FIT_PASSES):
+        coef, *_ = np.linalg.lstsq(a[keep], values[keep], rcond=None)
+        resid = np.linalg.norm(values - a @ coef, axis=1)
+        scale = MAD_TO_SIGMA * float(np.median(resid[keep])) + 1.0
+        new_keep = resid <= PLATE_OUTLIER_K * scale
+        if new_keep.sum() < PLATE_MIN_CORNERS or (new_keep == keep).all():
+            break
+        keep = new_keep
+    return at @ coef, a @ coef
+
+
+def _read_squares(
+    canon: _Canon,
+    half_width: float,
+    line_level: np.ndarray,
+    pitch_px: float,
+    noise: float,
+    params: DetectorParams,
+) -> tuple[list[tuple[str, float, float, float, str, float]], np.ndarray]:
+    """(state, confidence, piece evidence, lightness, foreign, plate grey) of every square; ``foreign``
+    is "" or why something that is not a piece is in the square. And each square's piece as a disc
+    (9, 4): its centre (pitches from the square's), its edge radius (0 where nothing differs) and its
+    middle's grey.
+
+    The *plate* (the bare board) is measured where no piece can be: in the corners of the nine squares,
+    fitted as one smooth surface over the board (so gradients and vignetting pass, and a corner that a
+    shadow or a hand darkens is outvoted). A pixel *differs* when its grey or its colour is clearly off
+    that surface (beyond the plate's own noise and texture, and a fraction of the grid's contrast).
+
+    *Whether* a piece is there: a piece is a round body with an edge. Around the centroid of what
+    differs, the share of differing pixels is taken ring by ring: a piece of any tone fills its disc
+    (a dark or light face), or at least its outline (a rim, a shadow: a white piece on a white plate);
+    bare board leaves every ring near zero. The evidence is the best ring's share.
+    *Which* piece: the median grey of the piece's middle, on the scale the grid itself gives around the
+    square, from its dark tone (0) to its light tone (1) (plate and lines, whichever is which): below the
+    middle is black. On a saturated plate with dark lines, the plate's and the middle's brightest
+    channel instead of grey. A highlight or a rim is a minority of the middle and changes nothing.
+    A square read bare whose middle is far from the plate's tone is not bare (its corners took a large
+    piece's level), and a bare reading on a plate that could hide a piece is never certain.
+    """
+    s, m = canon.px, canon.margin
+    # Clear of the lines' blur: a margin of a few image pixels at least.
+    margin = max(params.ring_margin, MARGIN_MIN_PX / max(pitch_px, 1.0))
+    geo = _square_masks(s, m, round(half_width, 3), round(margin, 3))
+    grey = canon.img.ravel()[geo.pixels]  # (9, P): the inside of each square
+    chans = [grey]
+    colour_px = None
+    if canon.colour is not None:
+        colour = colour_px = np.take(canon.colour.reshape(-1, 3), geo.pixels, axis=0)
+        # Opponent colour (blue-green, red-green): what the grey level cannot see.
+        chans += [colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]]
+    data = np.stack(chans, axis=-1)  # (9, P, C)
+    n_ch = data.shape[-1]
+    # Each square's four corner medians, then one surface through all of them.
+    vals = _corner_medians(data, geo).reshape(-1, n_ch)
+    plate_px, plate_corners = _plate_surface(vals, geo.corner_design, geo.pixel_design)
+    # The surface gives the plate's shape; each square's own corners its level (median of four: one
+    # corner in a shadow does not move it), so a square lit or clipped unlike the surface stays bare.
+    n_q = len(geo.corner_index)
+    own = np.median((vals - plate_corners).reshape(n_q, 9, n_ch), axis=0)  # (9, C)
+    plate = plate_px.reshape(9, -1, n_ch) + own[:, None, :]
+    dev = data - plate  # (9, P, C)
+    # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board: over the
+    # corners whose level the plate explains (a large piece's shadow sets a corner apart from its
+    # square's level; that is the piece, not the plate, and it would hide faint pieces everywhere).
+    level_off = np.abs((vals - plate_corners).reshape(n_q, 9, n_ch)[..., 0] - own[None, :, 0])  # (Q, 9)
+    plain = level_off <= PLAIN_CORNER_K * float(np.median(level_off)) + noise
+    in_plain = geo.corner_valid[None, :, :] & plain.T[:, :, None]  # (9, Q, K)
+    # (Never below the image's own noise: the corners are small where the lines are thick.) Light lines
+    # on a dark plate glow into every corner (the plate darker in the middle than near the lines, as
+    # much as a faint piece): there, all the corners' variation.
+    if float(np.median(line_level)) > float(np.median(plate[:, 0, 0])):
+        in_plain = np.broadcast_to(geo.corner_valid[None, :, :], in_plain.shape)
+    vary = max(MAD_TO_SIGMA * float(np.median(np.abs(dev[:, geo.corner_index, 0][in_plain]))), noise)
+    # ...and how much it varies within one corner, around that corner's own level: the plate's texture
+    # alone. Soft shadows of large pieces reach some corners and set them apart from the surface, which
+    # swells ``vary``; a white piece a few grey levels off a white plate then stays under it.
+    texture = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(dev[..., 0], geo))), noise)
+    plate_grey = plate[..., 0].mean(axis=1)  # (9,)
+    contrast = np.abs(line_level - plate_grey)  # (9,) the grid's own contrast around each square
+    scale = _median_of_nine(contrast)
+    t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
+    differs = np.abs(dev[..., 0]) > t_grey[:, None]
+    if n_ch == 3:
+        cdev = np.hypot(dev[..., 1], dev[..., 2])
+        c_corner = cdev[:, geo.corner_index][in_plain]
+        # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
+        # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
+        vary_c = max(
+            MAD_TO_SIGMA * float(np.median(c_corner)),
+            CHROMA_TAIL_TO_SIGMA * float(np.percentile(c_corner, 90)),
+        )
+        # Pieces are black or white: on a coloured plate they differ by about the plate's own colour,
+        # so a blotch of JPEG colour a fraction of that is not one.
+        # (The mean over each square's pixels, summed pixel by pixel as numpy sums this strided view,
+        # from a copy laid out pixel-major, which sums the same way several times faster.)
+        chroma_sum = np.ascontiguousarray(plate[..., 1:].swapaxes(0, 1)).sum(axis=0)
+        plate_chroma_mean = chroma_sum / plate.shape[1]  # (9, 2)
+        plate_chroma = np.linalg.norm(plate_chroma_mean, axis=1)  # (9,)
+        t_chroma = np.maximum.reduce(
+            [
+                np.full(9, params.piece_noise_k * vary_c),
+                params.piece_min_chroma * contrast,
+                CHROMA_OF_PLATE * plate_chroma,
+            ]
+        )
+        differs |= cdev > t_chroma[:, None]
+    # The same at the plate's texture: more sensitive, and more easily fooled by shadows and stains,
+    # so only a second look where the first sees nothing (below). Twice: first with the grid's contrast
+    # as a floor (the whole of a faint white piece stands out), then at the texture alone (a black
+    # piece a few levels off a plate as dark as itself).
+    t_looks = [
+        np.maximum(params.piece_noise_k * texture, params.piece_min_frac * contrast),
+        np.full(9, params.piece_noise_k * texture),
+    ]
+    # A square's corners off the board's surface: something flat covers it (a sheet, a hand), unless a
+    # clean piece shows (below).
+    background = np.linalg.norm(own, axis=1) > FOREIGN_BACKGROUND_FRAC * scale
+    f0 = params.piece_min_fill
+    evidences, centres_off, edges = _piece_evidence(differs, geo, geo.body_zone)
+    # The second look, only where the first saw nothing.
+    white_from = np.minimum(line_level, plate_grey) + 0.5 * contrast
+    left = (evidences < f0) & ~background
+    faint = _faint_pieces(t_looks, differs, dev[..., 0], grey, left, plate_grey, white_from, geo, f0)
+    most = np.ones(9)  # the highest confidence each square's reading may have
+    if faint:
+        differs = differs.copy()
+        for k, (d, evidence, centre, edge) in faint.items():
+            differs[k], evidences[k], centres_off[k], edges[k] = d, evidence, centre, edge
+            most[k] = FAINT_MAX_CONFIDENCE
+    # Each square's middle (only pixels of the core can be in it) and its median grey, all at once.
+    middles = _middles(geo, centres_off, edges)
+    middle_grey = _masked_medians(grey[:, geo.core], middles)
+    reaches = _reaches_corners(differs, geo)
+    why = ["reaches-corners" if reaches[k] else "" for k in range(9)]
+    for k in np.flatnonzero(evidences >= f0).tolist():
+        if not why[k]:
+            middle = np.zeros(geo.rad.size, bool)
+            middle[geo.core] = middles[k]
+            piece = (float(evidences[k]), centres_off[k], float(edges[k]))
+            why[k] = _shape_problem(differs[k], dev[k, :, 0], piece, middle, geo, f0)
+            # A clean round piece in a square whose corners are off the board's surface: its shadow and
+            # rim reach them (a full board of large pieces). A sheet over the square leaves no piece.
+            background[k] &= bool(why[k])
+    why = ["background" if background[k] else w for k, w in enumerate(why)]
+    looks_coloured = np.zeros(9, bool)
+    rows = np.flatnonzero((evidences >= f0) & ~np.array([bool(w) for w in why]))
+    if colour_px is not None and rows.size:
+        medians = _masked_medians(colour_px[rows][:, geo.core], middles[rows])
+        for row, k in enumerate(rows.tolist()):
+            looks_coloured[k] = _coloured(medians[row], int(middles[k].sum()), plate[k, 0, 1:])
+    # The light end of the scale, when it is a saturated plate: it is lighter than its grey says (a green
+    # plate's grey is a black foam piece's in a bright room), so the plate's brightest channel, and the
+    # middle's, like with like. Dark lines are about as dark in every channel. (Light lines on a dark
+    # plate: in grey, as the lines are. Wood and pale plates: in grey, where a steel coin is mid-tone.)
+    plate_light, middle_light = plate_grey, middle_grey
+    by_light = np.zeros(9, bool)
+    if colour_px is not None:
+        by_light, plate_light = _saturated_plate(line_level, plate_grey, plate_chroma_mean)
+        if by_light.any():
+            middle_light = _masked_medians(colour_px[:, geo.core].max(axis=2), middles)
+    out: list[tuple[str, float, float, float, str, float]] = []
+    for k in range(9):
+        evidence, problem = float(evidences[k]), why[k]
+        dark_ref = min(float(line_level[k]), float(plate_grey[k]))
+        if by_light[k]:
+            tone = (float(middle_light[k]) - dark_ref) / max(float(plate_light[k]) - dark_ref, 1e-3)
+        else:
+            tone = (float(middle_grey[k]) - dark_ref) / max(float(contrast[k]), 1e-3)
+        presence = min(1.0, (evidence - f0) / f0)
+        if evidence < f0 and not problem:
+            # How far the middle is from the plate's end of the scale, towards the other end (a middle
+            # darker than a dark plate is the glow of light lines around it, not a piece).
+            towards_lines = 1.0 - tone if line_level[k] < plate_grey[k] else tone
+            if towards_lines <= NOT_PLATE_TONE:
+                conf = 1.0 - 0.5 * evidence / f0
+                if _could_hide_a_piece(float(plate_grey[k]), bool(line_level[k] < plate_grey[k])):
+                    conf = min(conf, HIDING_PLATE_CONFIDENCE)
+                out.append(("empty", conf, evidence, tone, "", float(plate_grey[k])))
+                continue
+            # Nothing differs from the square's plate, yet its middle is nowhere near the plate's tone:
+            # its corners took a piece's level (a large piece's body and shadow reach them on a full
+            # board). The middle's tone says which piece; never a certain reading.
+            presence, most[k] = 1.0, min(float(most[k]), DISAGREEMENT_MAX_CONFIDENCE)
+        if not problem and looks_coloured[k]:
+            problem = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
+        elif not problem and abs(tone - 0.5) < MID_TONE:
+            problem = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
+        # How far the tone is from the middle of the scale, 0.3 away is certain.
+        certainty = min(1.0, abs(tone - 0.5) / 0.3)
+        conf = min(float(most[k]), 0.5 + 0.5 * min(presence, certainty))
+        state = "black" if tone < 0.5 else "white"
+        out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
+    return out, np.column_stack([centres_off, edges, middle_grey])
+
+
+def _could_hide_a_piece(plate_grey: float, dark_lines: bool) -> bool:
+    """Whether a plate of this grey could hide a piece of its own tone: a plate as dark as black pieces
+    (light lines on it), or as light as white ones (dark lines on it), in the grey levels a camera
+    exposed for the board gives them. A square read bare there is never certain."""
+    return plate_grey >= WHITE_PIECE_GREY if dark_lines else plate_grey <= BLACK_PIECE_GREY
+
+
+def _saturated_plate(
+    line_level: np.ndarray, plate_grey: np.ndarray, opponent: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which squares' plates (grey (N,) and opponent colour (N, 2: B-G, R-G), as OpenCV weighs grey:
+    0.114 B + 0.587 G + 0.299 R) are saturated, their channels spread over more than ``PLATE_SATURATED``
+    of the brightest, with lines darker than them (``line_level`` (N,)): there a piece's tone is taken
+    in the brightest channel. Returns that mask and each plate's brightest channel."""
+    g = plate_grey - 0.114 * opponent[:, 0] - 0.299 * opponent[:, 1]
+    light = np.maximum(g, g + np.max(opponent, axis=1))
+    dark = np.minimum(g, g + np.min(opponent, axis=1))
+    return (line_level < plate_grey) & (light - dark > PLATE_SATURATED * light), light
+
+
+def _mid_tones_by_the_board(
+    readings: list[tuple[str, float, float, float, str, float]],
+) -> list[tuple[str, float, float, float, str, float]]:
+    """``readings`` (as :func:`_read_squares` gives them) with mid-tone pieces told by the board's other
+    pieces: where the pieces on one side of the scale's middle are one tight group of tones (within
+    ``TONE_GROUP_SPREAD``) and every other piece is ``TONE_GROUP_GAP`` or more beyond it, the mid-tone
+    ones of the group are of its colour (black foam on a green plate under a lamp sits near the middle
+    of the scale the grid gives, with the white pieces far above). Their confidence is at most
+    ``BOARD_TONE_CONFIDENCE``. A mid-tone body alone, or beside clean pieces of its own side, stays
+    unknown (a steel coin beside black pieces)."""
+    pieces = [
+        (k, r[3]) for k, r in enumerate(readings) if r[0] in ("black", "white") and r[4] in ("", "mid-tone")
+    ]
+    if not any(readings[k][4] == "mid-tone" for k, _ in pieces):
+        return readings
+    out = list(readings)
+    for dark_side in (True, False):
+        # The tight group: the pieces on one side of the scale's middle (below it, then above it), so
+        # a mid-tone piece keeps the colour its own tone gives (a white piece in a shadow is not made
+        # black by whiter pieces), and only loses the doubt.
+        group = [(k, t) for k, t in pieces if (t < 0.5) == dark_side]
+        others = [t for k, t in pieces if (t < 0.5) != dark_side]
+        if not group or not others or not any(readings[k][4] == "mid-tone" for k, _ in group):
+            continue
+        tones = [t for _, t in group]
+        gap = min(others) - max(tones) if dark_side else min(tones) - max(others)
+        if max(tones) - min(tones) > TONE_GROUP_SPREAD or gap < TONE_GROUP_GAP:
+            continue
+        for k, _ in group:
+            _state, conf, evidence, tone, problem, plate = out[k]
+            if problem == "mid-tone":
+                colour = "black" if dark_side else "white"
+                out[k] = (colour, min(conf, BOARD_TONE_CONFIDENCE), evidence, tone, "", plate)
+    return out
+
+
+def _combine(
+    ring: list[tuple[str, float, float, float, str, float]],
+    corners: list[tuple[str, float, float, float, str, float]],
+) -> list[tuple[str, float, float, float, str, float]]:
+    """One reading per square from the two: against the plate in the corners (``corners``, the one
+    that holds for pieces of any size) and against the ring just inside the lines (``ring``, the larger
+    sample of bare board where pieces are small). The corners' reading stands, except where it sees
+    no clear piece (empty, or something it cannot call a piece) while the ring sees a clean reading of
+    the other kind: a bare square darker or lighter in its middle than in its corners (the lines' blur
+    meets there, or the plate is stained) is bare to the ring; a small piece of an odd shape (a cross)
+    is a piece to the ring."""
+    out = []
+    for a, b in zip(ring, corners, strict=True):
+        ring_clean = not a[4] and a[0] != "unknown"
+        bare_to_ring = a[0] == "empty" and (bool(b[4]) or b[0] == "unknown")
+        piece_to_ring = a[0] in ("black", "white") and b[0] == "empty" and not b[4]
+        # Only a highlight differs on a black piece on a dark plate: a small blob to the corners' reading,
+        # a black piece (by its disc's median) to the ring's. (A light blob that the ring calls white is
+        # the plate's mottling as often as a piece: it stays unknown.)
+        small = b[4] == "small" and a[0] == "black"
+        # A sheet over the square, a pen in it: flagged by the ring's own rules, unless the corners'
+        # reading sees a clean piece there (a large piece with its shadow is elongated to the ring,
+        # whose centre is the square's, not the piece's; a pen never fills rings all round).
+        corners_piece = b[0] in ("black", "white") and not b[4]
+        flagged = a[4] in RING_FLAGS_KEPT and not corners_piece
+        chosen = a if (ring_clean and (bare_to_ring or piece_to_ring or small)) or flagged else b
+        if a[0] != b[0]:
+            # The two readings disagree: whichever is taken, it is not a certain one.
+            chosen = (chosen[0], min(chosen[1], DISAGREEMENT_MAX_CONFIDENCE), *chosen[2:])
+        out.append(chosen)
+    return out
+
+
+def _corner_spreads(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
+    """Absolute deviations of ``values`` ((9, P), one per pixel of each square's inside) in the corners
+    of each square, each from its own corner's median: (corner pixels of the nine squares,) in no
+    particular order."""
+    z = values[:, geo.corner_index]  # (9, Q, K)
+    medians = _corner_medians(values[..., None], geo)[..., 0].T  # (9, Q)
+    return np.abs(z - medians[..., None])[:, geo.corner_valid]
