@@ -1,7 +1,7 @@
 """A camera frame with vision's overlay, as a JPEG for the browser. The drawing is vision's own
 (:func:`services.vision.annotate.annotate`, fed the bus message through
-:meth:`services.vision.detector.Detection.from_observation`), so the console shows what ``sanzi detect
---annotate`` and vision's anomaly frames show."""
+:meth:`services.vision.detector.model.Detection.from_observation`), so the console shows what
+``sanzi detect --annotate`` and vision's anomaly frames show."""
 
 from __future__ import annotations
 
