@@ -248,7 +248,7 @@ GENERATORS: dict[str, str] = {
     "unseen": "held out: never tuned on",
     "heldout": "was held out, exposed 2026-12-01 (third session): a tuning set now",
     "flat": "was held out, exposed 2026-12-01: a tuning set now",
-    "contest_table": "a tuning set from the start: half its frames contest tables (blue, green, large pieces)",
+    "contest_table": "a tuning set from the start: half its frames contest tables (blue, green, big pieces)",
 }
 
 
