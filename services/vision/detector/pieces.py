@@ -41,6 +41,12 @@ FAINT_MIN_SHARE: Final = 0.05
 FAINT_BODY_K: Final = 1.5
 #: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
 FAINT_EDGE_SHARE: Final = 0.7
+#: a faint dark body is a black piece, not the plate between the glows of light lines, when its edge is
+#: round: half-way from its face to the plate within this many pitches of one radius in every one of
+#: EDGE_SECTORS sectors around it, on rings EDGE_STEP wide (see _round_edge).
+ROUND_EDGE_SPREAD: Final = 0.1
+EDGE_SECTORS: Final = 8
+EDGE_STEP: Final = 0.02
 #: the corners start this far (pitches) beyond the largest piece that fits between the lines.
 CORNER_PIECE_MARGIN: Final = 0.03
 #: the squares' corners (plate) start this far from their centres, in pitches.
@@ -245,14 +251,15 @@ def _faint_pieces(
             piece = look.piece(k, grey_dev[k], geo, f0)
             if piece is None:
                 continue
-            # Only a white piece, or a black one lighter than the plate (a plate darker than black
-            # pieces), can be that faint: a faint dark middle is the plate between the glows of thick
-            # light lines, and a black piece stands out from any plate lighter than itself. (A piece
-            # seen by its outline alone has no middle off the plate to judge.) Tried: a dark middle
-            # with the plate level beyond its edge; it read phantoms on the real photos' dark board.
+            # A faint dark middle may be the plate between the glows of thick light lines (a black piece
+            # stands out from any plate lighter than itself): there, only a round edge makes it a black
+            # piece on a plate nearly as dark (the glow's edge follows the square's lines, not a circle).
+            # (A piece seen by its outline alone has no middle off the plate to judge.) Tried: a dark
+            # middle with the plate level beyond its edge; it read phantoms on the real photos' dark board.
             tone_grey = _middle_grey(grey[k], piece, geo)
             body_off = abs(tone_grey - float(plate_grey[k])) > FAINT_BODY_K * float(t[k])
-            if body_off and tone_grey < white_from[k] and tone_grey <= plate_grey[k]:
+            dark = body_off and tone_grey < white_from[k] and tone_grey <= plate_grey[k]
+            if dark and not _round_edge(grey_dev[k], geo, piece):
                 continue
             found[k] = piece
             left[k] = False
@@ -387,23 +394,81 @@ def _faint_piece(
     evidence, centre, edge = faint
     if evidence < f0 or not PIECE_MIN_RADIUS <= edge < PIECE_MAX_EDGE:
         return None
-    rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
+    ex, ey = geo.dx - centre[0], geo.dy - centre[1]
+    rr = np.hypot(ex, ey)
     middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
     body = float(np.median(grey_dev[middle]))
-    ring = np.floor(rr / RING_STEP).astype(np.int64)
-    counts = np.bincount(ring)
-    profile = np.bincount(ring, weights=grey_dev) / np.maximum(counts, 1)
+    sums, totals = _sector_rings(grey_dev, ex, ey, rr, RING_STEP)
+    counts = totals.sum(axis=0)
+    profile = sums.sum(axis=0) / np.maximum(counts, 1)
     lo, hi = int(PIECE_MIN_RADIUS / RING_STEP), min(int(PIECE_MAX_EDGE / RING_STEP) + 1, len(profile) - 2)
     if abs(body) <= FAINT_BODY_K * threshold:
         # No body to speak of: a piece of the plate's own tone still shows its outline (its shadow, its
         # rim) as a ring all round it (the evidence: every sector of a ring differs) around a level face.
         if not _outline(profile, counts, body, threshold, lo, hi):
             return None
-    elif not _level_edge(profile, counts, body, lo, hi):
+    # A dark body's face: each ring's level the median of its sectors' means, so that the highlight on
+    # one side of a glossy black piece does not break it. (A light body's highlight lies farther from the
+    # plate than its face, which _level_edge allows; the median would also level a light square's
+    # middle between thick dark lines.)
+    elif not _level_edge(_median_of_sectors(sums, totals) if body < 0 else profile, counts, body, lo, hi):
         return None
     if _reaches_corners(d[None, :], geo)[0] or _shape_problem(d, grey_dev, faint, middle, geo, f0):
         return None
     return d, evidence, centre, edge
+
+
+def _round_edge(
+    grey_dev: np.ndarray, geo: _SquareMasks, piece: tuple[np.ndarray, float, np.ndarray, float]
+) -> bool:
+    """Whether a piece's edge is a circle around its centre (``piece`` as :func:`_faint_piece` gives it;
+    ``grey_dev``, each pixel's grey minus the plate's): in each of ``EDGE_SECTORS`` sectors, beyond the
+    last ring of ``EDGE_STEP`` (from ``RING_FIRST`` out to the square's lines) whose mean is on the
+    middle's side of half-way between the middle's level and the plate's, the plate comes back, and
+    these edges lie within ``ROUND_EDGE_SPREAD`` of one radius. (From the outside in: a highlight inside
+    a glossy piece is not its edge.)"""
+    _d, _evidence, centre, edge = piece
+    ex, ey = geo.dx - centre[0], geo.dy - centre[1]
+    rr = np.hypot(ex, ey)
+    middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
+    body = float(np.median(grey_dev[middle]))
+    sums, total = _sector_rings(grey_dev, ex, ey, rr, EDGE_STEP)
+    first = int(RING_FIRST / EDGE_STEP)
+    # The body's side of half-way; a ring without pixels ends the sector (the square's inside).
+    inside = np.cumprod(total[:, first:] > 0, axis=1).astype(bool)
+    body_side = inside & ((sums - 0.5 * body * total) * math.copysign(1.0, body) >= 0)[:, first:]
+    rings = body_side.shape[1]
+    last = np.where(body_side.any(axis=1), rings - 1 - np.argmax(body_side[:, ::-1], axis=1), -1)
+    if not np.all(last + 1 < inside.sum(axis=1)):
+        return False  # the plate does not come back before the lines
+    return float(last.max() - last.min()) * EDGE_STEP <= ROUND_EDGE_SPREAD
+
+
+def _sector_rings(
+    values: np.ndarray, ex: np.ndarray, ey: np.ndarray, rr: np.ndarray, step: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sums of ``values`` and pixel counts per sector and ring around a centre (``ex``, ``ey``, ``rr``:
+    each pixel's offset and distance from it): ``EDGE_SECTORS`` sectors by rings ``step`` wide, from the
+    centre out to the farthest pixel; each (sectors, rings)."""
+    rings = int(rr.max() / step) + 1
+    ring = np.minimum((rr / step).astype(np.int64), rings - 1)
+    sector = ((np.arctan2(ey, ex) + math.pi) * (EDGE_SECTORS / (2 * math.pi))).astype(np.int64)
+    cell = np.minimum(sector, EDGE_SECTORS - 1) * rings + ring
+    size = EDGE_SECTORS * rings
+    totals = np.bincount(cell, minlength=size).reshape(EDGE_SECTORS, rings)
+    sums = np.bincount(cell, weights=values, minlength=size).reshape(EDGE_SECTORS, rings)
+    return sums, totals
+
+
+def _median_of_sectors(sums: np.ndarray, totals: np.ndarray) -> np.ndarray:
+    """Each ring's median over its sectors' means (``sums``, ``totals`` as :func:`_sector_rings` gives
+    them); 0 for a ring without pixels."""
+    held = totals.sum(axis=0) > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums[:, held] / np.where(totals[:, held] > 0, totals[:, held], np.nan)
+    profile = np.zeros(held.size)
+    profile[held] = np.nanmedian(means, axis=0)
+    return profile
 
 
 def _level_edge(profile: np.ndarray, counts: np.ndarray, body: float, lo: int, hi: int) -> bool:
@@ -421,6 +486,8 @@ def _level_edge(profile: np.ndarray, counts: np.ndarray, body: float, lo: int, h
         return False
     step = max(lo, 1) + int(np.argmax(falls))
     face = profile[: max(step - 1, 2)]
+    # A rim or a highlight lies farther from the plate than the middle: the face's level all the same.
+    face = np.where((face - body) * math.copysign(1.0, body) > 0, body, face)
     return float(face.max() - face.min()) <= FAINT_PLATEAU * abs(body)
 
 
