@@ -15,7 +15,7 @@ import pytest
 
 from services.vision.detector import detect
 from tests.vision.contest_table.generator import render
-from tests.vision.heldout.generator import make_set as heldout_set
+from tests.vision.heldout.generator import make_frame as heldout_frame
 
 from .test_sweep import truth_as_read
 
@@ -37,7 +37,7 @@ def test_white_pieces_near_a_pale_plate_with_shadows_in_the_corners() -> None:
     """heldout frame 107 (a tuning set): large white pieces on a pastel plate, whose shadows set some
     corners apart from their squares' level. Counted into the plate's variation, those corners raised
     the thresholds over the pieces' few grey levels, and two read empty with confidence 1.0."""
-    sample = heldout_set(108, 1)[107]
+    sample = heldout_frame(107, 1)
     det = detect(sample.image)
     assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
 

@@ -45,6 +45,11 @@ FAINT_EDGE_SHARE: Final = 0.7
 #: round: half-way from its face to the plate within this many pitches of one radius in every one of
 #: EDGE_SECTORS sectors around it, on rings EDGE_STEP wide (see _round_edge).
 ROUND_EDGE_SPREAD: Final = 0.1
+#: a piece of the plate's own tone, seen by its outline alone: the outline is this many thresholds off
+#: the face in every sector, and a circle misses none of the sectors' outline radii by more than this
+#: (pitches; see _circular_outline).
+OUTLINE_CIRCLE_K: Final = 0.5
+OUTLINE_CIRCLE_RESIDUAL: Final = 0.02
 EDGE_SECTORS: Final = 8
 EDGE_STEP: Final = 0.02
 #: the corners start this far (pitches) beyond the largest piece that fits between the lines.
@@ -389,10 +394,11 @@ def _faint_piece(
     and more: a round body of a piece's size, not elongated, not reaching the corners, and either a
     middle that itself differs from the plate by ``FAINT_BODY_K`` thresholds with a level face and a
     short edge (:func:`_level_edge`; board texture and the glow of a shadow differ in patches and rims,
-    not in a whole body), or, a piece of the plate's own tone, an outline all round a level face
-    (:func:`_outline`). Returns (differing pixels, evidence, centre, edge) or None."""
+    not in a whole body), or, a piece of the plate's own tone, an outline all round a level face: a
+    circle (:func:`_circular_outline`, which then places the piece), or a ring that stands out on the
+    whole (:func:`_outline`). Returns (differing pixels, evidence, centre, edge) or None."""
     evidence, centre, edge = faint
-    if evidence < f0 or not PIECE_MIN_RADIUS <= edge < PIECE_MAX_EDGE:
+    if evidence < f0 or edge < PIECE_MIN_RADIUS:
         return None
     ex, ey = geo.dx - centre[0], geo.dy - centre[1]
     rr = np.hypot(ex, ey)
@@ -404,18 +410,67 @@ def _faint_piece(
     lo, hi = int(PIECE_MIN_RADIUS / RING_STEP), min(int(PIECE_MAX_EDGE / RING_STEP) + 1, len(profile) - 2)
     if abs(body) <= FAINT_BODY_K * threshold:
         # No body to speak of: a piece of the plate's own tone still shows its outline (its shadow, its
-        # rim) as a ring all round it (the evidence: every sector of a ring differs) around a level face.
-        if not _outline(profile, counts, body, threshold, lo, hi):
+        # rim) as a ring all round it (the evidence: every sector of a ring differs) around a level face:
+        # a circle, which then gives the piece's centre and edge (a large piece's shadow reaches the
+        # square's lines, so what differs reaches the outermost ring); or one that stands out on the whole.
+        circle = _circular_outline(grey_dev, geo, centre, body, threshold)
+        if circle is not None:
+            centre, edge = circle
+            faint = (evidence, centre, edge)
+            middle = np.hypot(geo.dx - centre[0], geo.dy - centre[1]) <= max(
+                MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge)
+            )
+        elif edge >= PIECE_MAX_EDGE or not _outline(profile, counts, body, threshold, lo, hi):
             return None
-    # A dark body's face: each ring's level the median of its sectors' means, so that the highlight on
-    # one side of a glossy black piece does not break it. (A light body's highlight lies farther from the
-    # plate than its face, which _level_edge allows; the median would also level a light square's
-    # middle between thick dark lines.)
-    elif not _level_edge(_median_of_sectors(sums, totals) if body < 0 else profile, counts, body, lo, hi):
-        return None
+    else:
+        # A dark body's face: each ring's level the median of its sectors' means, so that the highlight
+        # on one side of a glossy black piece does not break it. (A light body's highlight lies farther
+        # from the plate than its face, which _level_edge allows; the median would also level a light
+        # square's middle between thick dark lines.)
+        face = _median_of_sectors(sums, totals) if body < 0 else profile
+        if edge >= PIECE_MAX_EDGE or not _level_edge(face, counts, body, lo, hi):
+            return None
     if _reaches_corners(d[None, :], geo)[0] or _shape_problem(d, grey_dev, faint, middle, geo, f0):
         return None
     return d, evidence, centre, edge
+
+
+def _circular_outline(
+    grey_dev: np.ndarray, geo: _SquareMasks, centre: np.ndarray, body: float, threshold: float
+) -> tuple[np.ndarray, float] | None:
+    """A piece's outline as a circle, or None: around ``centre`` (pitches from the square's), in each of
+    ``EDGE_SECTORS`` sectors the ring of ``EDGE_STEP`` (from ``PIECE_MIN_RADIUS`` out to the square's
+    lines) farthest off the face (``body``) the way the outline goes (a rim or a shadow: darker or
+    lighter, whichever the square shows most), at least ``OUTLINE_CIRCLE_K`` thresholds off it in every
+    sector; a circle fitted through the eight (Kasa's fit) misses none by more than
+    ``OUTLINE_CIRCLE_RESIDUAL``, lies within ``MAX_PIECE_OFFSET`` of the square's centre and is a piece's
+    size. Returns the circle's centre (pitches from the square's) and radius. Wood grain, stains and
+    the glow of the lines peak at scattered radii, or along the square's sides rather than round."""
+    ex, ey = geo.dx - centre[0], geo.dy - centre[1]
+    rr = np.hypot(ex, ey)
+    sums, totals = _sector_rings(grey_dev - body, ex, ey, rr, EDGE_STEP)
+    first = round(PIECE_MIN_RADIUS / EDGE_STEP)
+    inside = np.cumprod(totals[:, first:] > 0, axis=1).astype(bool)
+    if not inside.any(axis=1).all():
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        off = np.where(inside, sums[:, first:] / np.where(totals[:, first:] > 0, totals[:, first:], 1), 0.0)
+    sense = 1.0 if off.max() >= -off.min() else -1.0
+    peak = np.argmax(off * sense, axis=1)
+    if float((off[np.arange(EDGE_SECTORS), peak] * sense).min()) < OUTLINE_CIRCLE_K * threshold:
+        return None
+    radius = (peak + first + 0.5) * EDGE_STEP
+    angle = (np.arange(EDGE_SECTORS) + 0.5) * (2 * math.pi / EDGE_SECTORS) - math.pi
+    x, y = radius * np.cos(angle), radius * np.sin(angle)
+    a = np.stack([2 * x, 2 * y, np.ones_like(x)], axis=1)
+    (cx, cy, c), *_ = np.linalg.lstsq(a, x * x + y * y, rcond=None)
+    fitted = math.sqrt(max(c + cx * cx + cy * cy, 0.0))
+    if float(np.abs(np.hypot(x - cx, y - cy) - fitted).max()) > OUTLINE_CIRCLE_RESIDUAL:
+        return None
+    at = centre + np.array([cx, cy])
+    if math.hypot(*at) > MAX_PIECE_OFFSET or not PIECE_MIN_RADIUS <= fitted < PIECE_MAX_EDGE:
+        return None
+    return at, fitted
 
 
 def _round_edge(

@@ -1830,6 +1830,17 @@ def make_set(n: int, seed: int) -> list[Sample]:
     return out
 
 
+def make_frame(index: int, seed: int) -> Sample:
+    """Frame ``index`` of ``make_set(n, seed)`` for any ``n`` above it, rendered alone."""
+    rng = np.random.default_rng([seed, index])
+    if index % 10 == 9:
+        want = {OCCLUSION_TAGS[(index // 10) % len(OCCLUSION_TAGS)]}
+    else:
+        # the frames before it that were not occluded each took one tag of the cycle
+        want = {TAG_CYCLE[(index - (index + 1) // 10) % len(TAG_CYCLE)]}
+    return make_scene_and_sample(rng, want, random_occlusion=False)[1]
+
+
 def make_condition(tag: str, n: int, seed: int) -> list[Sample]:
     """n frames that all carry ``tag``."""
     if tag not in TAGS:

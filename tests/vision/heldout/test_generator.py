@@ -188,6 +188,11 @@ def test_make_set_cycles_and_occludes() -> None:
         name for name, tags in g.TAG_FAMILIES.items() for s in frames[:9] for t in s.tags if t in tags
     }
     assert len(families) >= 6
+    # any frame of the set, rendered alone
+    for i in (0, 9, 10, 21, 29):
+        alone = g.make_frame(i, seed=2)
+        assert np.array_equal(alone.image, frames[i].image)
+        assert (alone.board, alone.tags) == (frames[i].board, frames[i].tags)
 
 
 def test_tags_constrain_the_scene() -> None:
