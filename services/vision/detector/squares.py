@@ -13,6 +13,7 @@ import numpy as np
 from .geometry import GRID_SQUARES, _Canon
 from .model import CHROMA_TAIL_TO_SIGMA, FOREIGN_BACKGROUND_FRAC, MAD_TO_SIGMA, DetectorParams
 from .pieces import (
+    PIECE_MIN_RADIUS,
     _coloured,
     _faint_pieces,
     _middles,
@@ -222,9 +223,10 @@ def _read_squares(
     background = np.linalg.norm(own, axis=1) > FOREIGN_BACKGROUND_FRAC * scale
     f0 = params.piece_min_fill
     evidences, centres_off, edges = _piece_evidence(differs, geo, geo.body_zone)
-    # The second look, only where the first saw nothing.
+    # The second look, only where the first saw nothing, or nothing of a piece's size (the highlight
+    # alone of a glossy black piece on a plate nearly as dark).
     white_from = np.minimum(line_level, plate_grey) + 0.5 * contrast
-    left = (evidences < f0) & ~background
+    left = ((evidences < f0) | (edges < PIECE_MIN_RADIUS)) & ~background
     faint = _faint_pieces(t_looks, differs, dev[..., 0], grey, left, plate_grey, white_from, geo, f0)
     most = np.ones(9)  # the highest confidence each square's reading may have
     if faint:
