@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Final
 
+import cv2
 import numpy as np
 
 from .geometry import GRID_SQUARES, _Canon
 from .model import CHROMA_TAIL_TO_SIGMA, FOREIGN_BACKGROUND_FRAC, MAD_TO_SIGMA, DetectorParams
 from .pieces import (
+    FAINT_BODY_K,
     PIECE_MIN_RADIUS,
     _coloured,
     _faint_pieces,
@@ -26,6 +28,10 @@ from .pieces import (
 
 #: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
 CHROMA_OF_PLATE: Final = 0.35
+#: the faint look's coarser scale: a Gaussian this many pitches wide (sigma), and the least plate
+#: texture (grey levels) it assumes there (a rendered plate can be flat to the level).
+FAINT_SMOOTH: Final = 0.03
+FAINT_SMOOTH_FLOOR: Final = 0.5
 #: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
 #: far from a black piece as from a white one: not a piece.
 MID_TONE: Final = 0.15
@@ -135,7 +141,9 @@ def _read_squares(
     *Whether* a piece is there: a piece is a round body with an edge. Around the centroid of what
     differs, the share of differing pixels is taken ring by ring: a piece of any tone fills its disc
     (a dark or light face), or at least its outline (a rim, a shadow: a white piece on a white plate);
-    bare board leaves every ring near zero. The evidence is the best ring's share.
+    bare board leaves every ring near zero. The evidence is the best ring's share. Where that shows no
+    piece, faint looks follow (:func:`.pieces._faint_pieces`): at the plate's texture, then, for a light
+    body, at a coarser scale.
     *Which* piece: the median grey of the piece's middle, on the scale the grid itself gives around the
     square, from its dark tone (0) to its light tone (1) (plate and lines, whichever is which): below the
     middle is black. On a saturated plate with dark lines, the plate's and the middle's brightest
@@ -228,6 +236,22 @@ def _read_squares(
     white_from = np.minimum(line_level, plate_grey) + 0.5 * contrast
     left = ((evidences < f0) | (edges < PIECE_MIN_RADIUS)) & ~background
     faint = _faint_pieces(t_looks, differs, dev[..., 0], grey, left, plate_grey, white_from, geo, f0)
+    # The third look, at a coarser scale: a white piece a few grey levels off a white plate under a
+    # camera's noise is a body that stands out of the plate when each pixel is averaged with its
+    # neighbours; noise and grain finer than that average away.
+    # (Dark lines only: on a dark plate a light body reads black, and is as likely the lines' glow.)
+    still = left & ~np.isin(np.arange(9), list(faint)) & (line_level < plate_grey)
+    if still.any():
+        smooth = cv2.GaussianBlur(canon.img, (0, 0), FAINT_SMOOTH * s).ravel()[geo.pixels] - plate[..., 0]
+        texture_s = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(smooth, geo))), FAINT_SMOOTH_FLOOR)
+        t_smooth = np.full(9, params.piece_noise_k * texture_s)
+        found = _faint_pieces([t_smooth], differs, smooth, grey, still, plate_grey, white_from, geo, f0)
+        for k, piece in found.items():
+            # A light body only, clearly off the plate: a dark one, or an outline alone, is as likely
+            # the glow of light lines at this scale.
+            middle = _middles(geo, piece[2][None, :], np.array([piece[3]]))[0]
+            if float(np.median(smooth[k, geo.core][middle])) > FAINT_BODY_K * float(t_smooth[k]):
+                faint[k] = piece
     most = np.ones(9)  # the highest confidence each square's reading may have
     if faint:
         differs = differs.copy()
