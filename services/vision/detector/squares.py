@@ -32,6 +32,12 @@ CHROMA_OF_PLATE: Final = 0.35
 #: texture (grey levels) it assumes there (a rendered plate can be flat to the level).
 FAINT_SMOOTH: Final = 0.03
 FAINT_SMOOTH_FLOOR: Final = 0.5
+#: a piece's middle of which this share is far above the plate and as much far below is two things (a
+#: pen across a piece), not a piece (see _two_tone); far: this many thresholds of grey, and this share of
+#: the grid's contrast (a white piece's dark rim on a light plate is near).
+TWO_TONE_SHARE: Final = 0.2
+TWO_TONE_K: Final = 3.0
+TWO_TONE_CONTRAST: Final = 0.25
 #: a body whose middle sits within this of the middle of the grid's tone scale (0 dark, 1 light) is as
 #: far from a black piece as from a white one: not a piece.
 MID_TONE: Final = 0.15
@@ -269,6 +275,9 @@ def _read_squares(
             middle[geo.core] = middles[k]
             piece = (float(evidences[k]), centres_off[k], float(edges[k]))
             why[k] = _shape_problem(differs[k], dev[k, :, 0], piece, middle, geo, f0)
+            far = max(TWO_TONE_K * float(t_grey[k]), TWO_TONE_CONTRAST * float(contrast[k]))
+            if not why[k] and _two_tone(dev[k, middle, 0], far):
+                why[k] = "two-tone"  # a white pen across a black piece, a black one across a white piece
             # A clean round piece in a square whose corners are off the board's surface: its shadow and
             # rim reach them (a full board of large pieces). A sheet over the square leaves no piece.
             background[k] &= bool(why[k])
@@ -322,6 +331,16 @@ def _read_squares(
         state = "black" if tone < 0.5 else "white"
         out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
     return out, np.column_stack([centres_off, edges, middle_grey])
+
+
+def _two_tone(middle_dev: np.ndarray, far: float) -> bool:
+    """Whether a piece's middle (``middle_dev``: its pixels' grey minus the plate's) holds two bodies on
+    both sides of the plate: at least ``TWO_TONE_SHARE`` of it above the plate by ``far``, and as much
+    below. A piece is of one tone (a highlight on a glossy black piece is a sliver of its middle);
+    a pen lying across one is not. (A cross on a plate is the cross and the plate: one side only.)"""
+    above = float(np.count_nonzero(middle_dev > far))
+    below = float(np.count_nonzero(middle_dev < -far))
+    return min(above, below) >= TWO_TONE_SHARE * max(middle_dev.size, 1)
 
 
 def _could_hide_a_piece(plate_grey: float, dark_lines: bool) -> bool:
