@@ -210,6 +210,11 @@ def _plate_design(p: np.ndarray) -> np.ndarray:
     return np.stack([np.ones_like(x), x, y, x * x, x * y, y * y], axis=1)
 
 
+def _middle_radius(edge: float) -> float:
+    """The radius of a piece's middle, whose tone says its colour, from its edge radius (pitches)."""
+    return max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
+
+
 def _middles(geo: _SquareMasks, centres: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Each square's piece middle, whose tone says its colour: within ``MIDDLE_OF_EDGE`` of its edge
     radius (``edges`` (N,), bounded) of its centre (``centres`` (N, 2), pitches from the square's),
@@ -402,7 +407,7 @@ def _faint_piece(
         return None
     ex, ey = geo.dx - centre[0], geo.dy - centre[1]
     rr = np.hypot(ex, ey)
-    middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
+    middle = rr <= _middle_radius(edge)
     body = float(np.median(grey_dev[middle]))
     sums, totals = _sector_rings(grey_dev, ex, ey, rr, RING_STEP)
     counts = totals.sum(axis=0)
@@ -417,9 +422,7 @@ def _faint_piece(
         if circle is not None:
             centre, edge = circle
             faint = (evidence, centre, edge)
-            middle = np.hypot(geo.dx - centre[0], geo.dy - centre[1]) <= max(
-                MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge)
-            )
+            middle = np.hypot(geo.dx - centre[0], geo.dy - centre[1]) <= _middle_radius(edge)
         elif edge >= PIECE_MAX_EDGE or not _outline(profile, counts, body, threshold, lo, hi):
             return None
     else:
@@ -453,8 +456,7 @@ def _circular_outline(
     inside = np.cumprod(totals[:, first:] > 0, axis=1).astype(bool)
     if not inside.any(axis=1).all():
         return None
-    with np.errstate(invalid="ignore", divide="ignore"):
-        off = np.where(inside, sums[:, first:] / np.where(totals[:, first:] > 0, totals[:, first:], 1), 0.0)
+    off = np.where(inside, sums[:, first:] / np.maximum(totals[:, first:], 1), 0.0)
     sense = 1.0 if off.max() >= -off.min() else -1.0
     peak = np.argmax(off * sense, axis=1)
     if float((off[np.arange(EDGE_SECTORS), peak] * sense).min()) < OUTLINE_CIRCLE_K * threshold:
@@ -485,10 +487,10 @@ def _round_edge(
     _d, _evidence, centre, edge = piece
     ex, ey = geo.dx - centre[0], geo.dy - centre[1]
     rr = np.hypot(ex, ey)
-    middle = rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))
+    middle = rr <= _middle_radius(edge)
     body = float(np.median(grey_dev[middle]))
     sums, total = _sector_rings(grey_dev, ex, ey, rr, EDGE_STEP)
-    first = int(RING_FIRST / EDGE_STEP)
+    first = round(RING_FIRST / EDGE_STEP)
     # The body's side of half-way; a ring without pixels ends the sector (the square's inside).
     inside = np.cumprod(total[:, first:] > 0, axis=1).astype(bool)
     body_side = inside & ((sums - 0.5 * body * total) * math.copysign(1.0, body) >= 0)[:, first:]
@@ -593,7 +595,7 @@ def _middle_grey(
     """The median grey of a piece's middle (``piece`` as :func:`_faint_piece` returns it)."""
     _d, _evidence, centre, edge = piece
     rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
-    return float(np.median(grey[rr <= max(MIDDLE_MIN_RADIUS, min(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edge))]))
+    return float(np.median(grey[rr <= _middle_radius(edge)]))
 
 
 def _body(d: np.ndarray, grey_dev: np.ndarray, middle: np.ndarray) -> np.ndarray:
