@@ -8,15 +8,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import cv2
 import numpy as np
 
 from messages import BoardPose, Point
-
-if TYPE_CHECKING:
-    from .model import DetectorParams
 
 #: canonical coordinates of the outer grid corners, in the order of BoardPose.corners_px.
 CANONICAL_CORNERS: Final = np.array([[0.0, 0.0], [3.0, 0.0], [3.0, 3.0], [0.0, 3.0]], np.float32)
@@ -131,9 +128,16 @@ class _Canon:
 
 
 def _canonical(
-    gray: np.ndarray, h: np.ndarray, pitch_px: float, params: DetectorParams, bgr: np.ndarray | None = None
+    gray: np.ndarray,
+    h: np.ndarray,
+    pitch_px: float,
+    px_bounds: tuple[int, int],
+    bgr: np.ndarray | None = None,
 ) -> _Canon:
-    s = int(min(params.canonical_max_px, max(params.canonical_min_px, round(pitch_px))))
+    """The grid warped by ``h`` (image to canonical) to a top view with as many pixels per square as
+    the grid's pitch in the image (``pitch_px``), kept within ``px_bounds`` (fewest, most), and a margin
+    around it (``CANON_MARGIN``)."""
+    s = int(min(px_bounds[1], max(px_bounds[0], round(pitch_px))))
     m = max(2, round(CANON_MARGIN * s))
     to_canvas = np.array([[s, 0.0, m], [0.0, s, m], [0.0, 0.0, 1.0]])
     size = GRID_SQUARES * s + 2 * m

@@ -297,7 +297,7 @@ def read_at_pose(
     if h is None:
         h = homography_of(pose)
     pitch = pitch_of(pose)
-    canon = _canonical(im.gray, h, pitch, params, im.bgr)
+    canon = _canonical(im.gray, h, pitch, (params.canonical_min_px, params.canonical_max_px), im.bgr)
     if polarity is None:
         # The lines stand out from the squares one way or the other: look which.
         s, m = canon.px, canon.margin
