@@ -18,6 +18,7 @@ from .pieces import (
     PIECE_MIN_RADIUS,
     _coloured,
     _faint_pieces,
+    _middle_grey,
     _middles,
     _piece_evidence,
     _reaches_corners,
@@ -246,7 +247,8 @@ def _read_squares(
     # camera's noise is a body that stands out of the plate when each pixel is averaged with its
     # neighbours; noise and grain finer than that average away.
     # (Dark lines only: on a dark plate a light body reads black, and is as likely the lines' glow.)
-    still = left & ~np.isin(np.arange(9), list(faint)) & (line_level < plate_grey)
+    still = left & (line_level < plate_grey)
+    still[list(faint)] = False
     if still.any():
         smooth = cv2.GaussianBlur(canon.img, (0, 0), FAINT_SMOOTH * s).ravel()[geo.pixels] - plate[..., 0]
         texture_s = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(smooth, geo))), FAINT_SMOOTH_FLOOR)
@@ -255,8 +257,7 @@ def _read_squares(
         for k, piece in found.items():
             # A light body only, clearly off the plate: a dark one, or an outline alone, is as likely
             # the glow of light lines at this scale.
-            middle = _middles(geo, piece[2][None, :], np.array([piece[3]]))[0]
-            if float(np.median(smooth[k, geo.core][middle])) > FAINT_BODY_K * float(t_smooth[k]):
+            if _middle_grey(smooth[k], piece, geo) > FAINT_BODY_K * float(t_smooth[k]):
                 faint[k] = piece
     most = np.ones(9)  # the highest confidence each square's reading may have
     if faint:
