@@ -350,14 +350,15 @@ def observation_time(event: Observation) -> float:
 
 def _window_fields(obs: BoardObservation, taken: float, press_t: float) -> dict[str, Any]:
     """How the judged view lies around the press, for the log: its frame, when it was captured and
-    when its agreeing window began (ms after the press; negative: before it)."""
+    when its agreeing window began (ms after the press, to the microsecond; negative: before it). A
+    frame captured a few microseconds after the press is after it, not at it."""
     fields: dict[str, Any] = {
         "frame": obs.frame_id,
         "agreeing": obs.agreeing_frames,
-        "captured_after_press_ms": round((taken - press_t) * 1000, 1),
+        "captured_after_press_ms": round((taken - press_t) * 1000, 3),
     }
     if obs.window_start_ns:
-        fields["window_from_press_ms"] = round((obs.window_start_ns / 1e9 - press_t) * 1000, 1)
+        fields["window_from_press_ms"] = round((obs.window_start_ns / 1e9 - press_t) * 1000, 3)
     return fields
 
 
