@@ -299,11 +299,9 @@ def read_at_pose(
     pitch = pitch_of(pose)
     canon = _canonical(im.gray, h, pitch, (params.canonical_min_px, params.canonical_max_px), im.bgr)
     if polarity is None:
-        # The lines stand out from the squares one way or the other: look which.
-        s, m = canon.px, canon.margin
-        on_line = float(np.median(canon.img[:, [m + k * s for k in range(4)]]))
-        off_line = float(np.median(canon.img[:, [m + int((k + 0.5) * s) for k in range(3)]]))
-        polarity = "light-lines" if on_line > off_line else "dark-lines"
+        # The lines stand out from the squares one way or the other: look which, beside the crossings
+        # (the squares' middles may all hold pieces of one colour).
+        polarity = _polarity_at(im, h, pitch, params)
     sign = 1 if polarity == "light-lines" else -1
     contrast, both_sides, owners, peaks = _line_contrast(canon, sign, half_width)
     # The grid's contrast against bare board: taken where both sides of a line are board, since a
