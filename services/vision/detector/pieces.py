@@ -23,6 +23,14 @@ MIN_CORNER_PIXELS: Final = 16
 PIECE_MAX_SATURATION: Final = 0.4
 SATURATION_FLOOR: Final = 125.0
 OFF_PLATE_COLOUR: Final = 0.5
+#: a body's middle in a clearly coloured plate's own colour and tone (the plate at least this
+#: saturated, the middle at least PLATE_SHOWS_SHARE as saturated, its opponent colour within
+#: PLATE_SHOWS_OFF of the plate's, relative, and its grey within PLATE_SHOWS_TONE grid contrasts of
+#: the plate's): the plate showing through (wood grain, a stain), not a piece (see _plate_shows).
+PLATE_SHOWS_SATURATION: Final = 0.4
+PLATE_SHOWS_SHARE: Final = 0.85
+PLATE_SHOWS_OFF: Final = 0.25
+PLATE_SHOWS_TONE: Final = 0.3
 #: a faint body's face varies by at most this share of its level up to its edge (see _faint_piece).
 FAINT_PLATEAU: Final = 0.4
 #: a faint piece of the plate's own tone: its outline is this many thresholds off its face, which
@@ -582,11 +590,39 @@ def _coloured(med: np.ndarray, pixels: int, plate_opponent: np.ndarray) -> bool:
     ``OFF_PLATE_COLOUR`` of its own."""
     if pixels < MIN_EVIDENCE_PIXELS:
         return False
-    top = float(med.max())
-    if (top - float(med.min())) / max(top, SATURATION_FLOOR) <= PIECE_MAX_SATURATION:
+    if _saturation(med) <= PIECE_MAX_SATURATION:
         return False
     own = np.array([med[0] - med[1], med[2] - med[1]])
     return float(np.hypot(*(own - plate_opponent))) > OFF_PLATE_COLOUR * float(np.hypot(*own))
+
+
+def _saturation(bgr: np.ndarray) -> float:
+    """The spread of a colour's channels (B, G, R: ``bgr`` (3,)) over its brightest one, at least
+    ``SATURATION_FLOOR``: the few levels of colour in a dark colour's noise and JPEG do not count."""
+    top = float(bgr.max())
+    return (top - float(bgr.min())) / max(top, SATURATION_FLOOR)
+
+
+def _plate_shows(med: np.ndarray, grey_off: float, plate_grey: float, plate_opponent: np.ndarray) -> bool:
+    """Whether a body's middle (the median B, G, R of its pixels: ``med`` (3,); its median grey
+    ``grey_off`` grid contrasts from the plate's) is the plate showing through: on a clearly coloured
+    plate (grey ``plate_grey``, opponent colour B-G, R-G ``plate_opponent``: saturation at least
+    ``PLATE_SHOWS_SATURATION``), a middle nearly as saturated (``PLATE_SHOWS_SHARE``), of the plate's
+    own colour (within ``PLATE_SHOWS_OFF`` of its opponent colour) and near its grey
+    (``PLATE_SHOWS_TONE``). Black and white pieces are far less saturated than such a plate, whatever
+    the light's colour (it tints both alike); the grain of a wood plate, which differs from the plate
+    in grey just enough to look like a faint body, is the plate's colour and tone through and through.
+    (A cross on a dark plate, whose middle is half plate, stands off the plate's grey.)"""
+    if grey_off > PLATE_SHOWS_TONE:
+        return False
+    # Back from grey and opponent colour to B, G, R (grey = 0.114 B + 0.587 G + 0.299 R).
+    g = plate_grey - 0.114 * float(plate_opponent[0]) - 0.299 * float(plate_opponent[1])
+    plate = np.array([g + float(plate_opponent[0]), g, g + float(plate_opponent[1])])
+    plate_sat = _saturation(plate)
+    if plate_sat < PLATE_SHOWS_SATURATION or _saturation(med) < PLATE_SHOWS_SHARE * plate_sat:
+        return False
+    own = np.array([med[0] - med[1], med[2] - med[1]])
+    return float(np.hypot(*(own - plate_opponent))) <= PLATE_SHOWS_OFF * float(np.hypot(*plate_opponent))
 
 
 def _middle_grey(

@@ -21,6 +21,7 @@ from .pieces import (
     _middle_grey,
     _middles,
     _piece_evidence,
+    _plate_shows,
     _reaches_corners,
     _shape_problem,
     _square_masks,
@@ -284,11 +285,14 @@ def _read_squares(
             background[k] &= bool(why[k])
     why = ["background" if background[k] else w for k, w in enumerate(why)]
     looks_coloured = np.zeros(9, bool)
+    shows_plate = np.zeros(9, bool)
     rows = np.flatnonzero((evidences >= f0) & ~np.array([bool(w) for w in why]))
     if colour_px is not None and rows.size:
         medians = _masked_medians(colour_px[rows][:, geo.core], middles[rows])
         for row, k in enumerate(rows.tolist()):
             looks_coloured[k] = _coloured(medians[row], int(middles[k].sum()), plate[k, 0, 1:])
+            off = abs(float(middle_grey[k]) - float(plate_grey[k])) / max(float(contrast[k]), 1e-3)
+            shows_plate[k] = _plate_shows(medians[row], off, float(plate_grey[k]), plate_chroma_mean[k])
     # The light end of the scale, when it is a saturated plate: it is lighter than its grey says (a green
     # plate's grey is a black foam piece's in a bright room), so the plate's brightest channel, and the
     # middle's, like with like. Dark lines are about as dark in every channel. (Light lines on a dark
@@ -324,6 +328,8 @@ def _read_squares(
             presence, most[k] = 1.0, min(float(most[k]), DISAGREEMENT_MAX_CONFIDENCE)
         if not problem and looks_coloured[k]:
             problem = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
+        elif not problem and shows_plate[k]:
+            problem = "plate-colour"  # the grain of a wood plate: no body of a piece's colour
         elif not problem and abs(tone - 0.5) < MID_TONE:
             problem = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
         # How far the tone is from the middle of the scale, 0.3 away is certain.
