@@ -7,6 +7,7 @@ one on a plate as light, may show nothing at all, so a bare reading there is at 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from services.vision import detector as D
@@ -40,3 +41,35 @@ def test_a_black_piece_on_a_plate_as_dark_as_itself_is_not_read_bare_with_certai
     assert centre.state in ("empty", "unknown", "black")
     if centre.state == "empty":
         assert centre.confidence <= squares.HIDING_PLATE_CONFIDENCE
+
+
+@pytest.mark.parametrize(("white", "hiding"), [(182, True), (240, False)])
+def test_white_pieces_at_the_plates_tone_show_a_plate_that_could_hide_one(white: float, hiding: bool) -> None:
+    """A white plate in shade (grey 170, under ``WHITE_PIECE_GREY``) with white pieces whose middles sit
+    near its tone, seen by their rims: the plate is as light as white pieces, so a bare square on it is
+    not certain. White pieces far above the plate show nothing of the kind."""
+    board = "O...O...."
+    scene = Scene(board=board, board_grey=170, line_grey=35, white_grey=white, rim=0.15, noise=1.5)
+    det = D.detect(draw(scene, seed=5))
+    assert det.found
+    assert [s.state for s in det.squares[:5:4]] == ["white", "white"]
+    bare = [s for s, c in zip(det.squares, board, strict=True) if c == "." and s.state == "empty"]
+    assert len(bare) >= 5
+    top = max(s.confidence for s in bare)
+    assert (top <= squares.HIDING_PLATE_CONFIDENCE) if hiding else (top == 1.0)
+
+
+def test_pieces_like_the_plate() -> None:
+    dark_lines = np.ones(9, bool)
+    empty = ("empty", 1.0, 0.0, 1.0, "", 170.0)
+    near_white = ("white", 0.75, 1.0, 1.1, "", 170.0)
+    far_white = ("white", 1.0, 1.0, 1.6, "", 170.0)
+    assert squares._pieces_like_the_plate([near_white] + [empty] * 8, dark_lines)
+    assert not squares._pieces_like_the_plate([far_white] + [empty] * 8, dark_lines)
+    flagged = ("white", 0.75, 1.0, 1.1, "coloured", 170.0)
+    assert not squares._pieces_like_the_plate([flagged] + [empty] * 8, dark_lines)
+    # light lines on a dark plate (0 is the plate's end): a black piece at the plate's tone
+    near_black = ("black", 0.75, 1.0, -0.1, "", 40.0)
+    far_black = ("black", 1.0, 1.0, -0.8, "", 40.0)
+    assert squares._pieces_like_the_plate([near_black] + [empty] * 8, ~dark_lines)
+    assert not squares._pieces_like_the_plate([far_black] + [empty] * 8, ~dark_lines)

@@ -49,6 +49,9 @@ MID_TONE: Final = 0.15
 BLACK_PIECE_GREY: Final = 70.0
 WHITE_PIECE_GREY: Final = 195.0
 HIDING_PLATE_CONFIDENCE: Final = 0.85
+#: ...and so may any plate with a clean piece of its own end of the scale within this of its tone (a
+#: white plate in shade, under WHITE_PIECE_GREY, with white pieces on it): see _pieces_like_the_plate.
+PLATE_LIKE_PIECE_TONE: Final = 0.3
 #: a square read bare whose middle is further than this from the plate's end of the scale, towards the
 #: lines' end, is not bare.
 NOT_PLATE_TONE: Final = 0.6
@@ -337,7 +340,29 @@ def _read_squares(
         conf = min(float(most[k]), 0.5 + 0.5 * min(presence, certainty))
         state = "black" if tone < 0.5 else "white"
         out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
+    if _pieces_like_the_plate(out, line_level < plate_grey):
+        out = [(r[0], min(r[1], HIDING_PLATE_CONFIDENCE), *r[2:]) if r[0] == "empty" else r for r in out]
     return out, np.column_stack([centres_off, edges, middle_grey])
+
+
+def _pieces_like_the_plate(
+    readings: list[tuple[str, float, float, float, str, float]], dark_lines: np.ndarray
+) -> bool:
+    """Whether a clean piece of the plate's own end of the scale (white where the lines are darker than
+    the plate, ``dark_lines`` (9,); black where they are lighter) has its middle within
+    ``PLATE_LIKE_PIECE_TONE`` of the plate's tone (1 with dark lines, 0 with light ones) in
+    ``readings`` (as :func:`_read_squares` builds them): the plate is then as light (or dark) as that
+    kind of piece, whatever its grey, and could hide one more."""
+    for (state, _conf, _evidence, tone, problem, _plate), dark in zip(
+        readings, dark_lines.tolist(), strict=True
+    ):
+        if problem:
+            continue
+        if (dark and state == "white" and tone <= 1.0 + PLATE_LIKE_PIECE_TONE) or (
+            not dark and state == "black" and tone >= -PLATE_LIKE_PIECE_TONE
+        ):
+            return True
+    return False
 
 
 def _two_tone(middle_dev: np.ndarray, far: float) -> bool:
