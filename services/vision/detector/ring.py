@@ -61,10 +61,11 @@ def _ring_masks(s: int, m: int, half_width: float, params: DetectorParams) -> tu
 
 
 def _read_squares_ring(
-    canon: _Canon, half_width: float, line_level: np.ndarray, params: DetectorParams
+    canon: _Canon, half_width: float, line_level: np.ndarray, params: DetectorParams, dark_lines: bool
 ) -> list[tuple[str, float, float, float, str, float]]:
-    """The first reading, against a ring of board just inside each square's lines: (state, confidence,
-    piece fill, lightness, foreign, the ring's grey) of every square; ``foreign`` is "" or why
+    """The first reading, against a ring of board just inside each square's lines (``dark_lines``: the
+    grid's polarity): (state, confidence, piece fill, lightness, foreign, the ring's grey) of every
+    square; ``foreign`` is "" or why
     something that is not a piece is in the square (see :func:`_foreign_ring`). Right where pieces are
     small beside their squares (the ring is bare board); a large piece covers the ring, and then
     :func:`.squares._read_squares` (against the plate in the corners) is the one to believe.
@@ -113,7 +114,7 @@ def _read_squares_ring(
     t = (np.median(grey[:, disc_at], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
     # A saturated plate as the light end: in its brightest channel, as squares._read_squares.
     if chroma is not None:
-        by_light, light = _saturated_plate(line_level, bg_grey, bg_chroma)
+        by_light, light = _saturated_plate(line_level, bg_grey, bg_chroma, dark_lines)
         if by_light.any():
             t_light = (np.median(colour[:, disc_at].max(axis=2), axis=1) - dark_ref) / np.maximum(
                 light - dark_ref, 1e-3

@@ -329,9 +329,9 @@ def read_at_pose(
     if no_grid:
         covered[:] = True
     line_level = _line_levels(peaks, owners, seen, line_grey)
-    by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params)
+    by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params, sign < 0)
     by_corners = _mid_tones_by_the_board(by_corners)
-    readings = _combine(_read_squares_ring(canon, half_width, line_level, params), by_corners)
+    readings = _combine(_read_squares_ring(canon, half_width, line_level, params, sign < 0), by_corners)
     under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3))
     crossed = _crossed_squares(~covered | under_piece, owners)
     # A line not seen between two pieces of its own tone (black pieces beside a dark line) is explained;

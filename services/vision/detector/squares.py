@@ -138,11 +138,12 @@ def _read_squares(
     pitch_px: float,
     noise: float,
     params: DetectorParams,
+    dark_lines: bool,
 ) -> tuple[list[tuple[str, float, float, float, str, float]], np.ndarray]:
-    """(state, confidence, piece evidence, lightness, foreign, plate grey) of every square; ``foreign``
-    is "" or why something that is not a piece is in the square. And each square's piece as a disc
-    (9, 4): its centre (pitches from the square's), its edge radius (0 where nothing differs) and its
-    middle's grey.
+    """(state, confidence, piece evidence, lightness, foreign, plate grey) of every square
+    (``dark_lines``: the grid's polarity); ``foreign`` is "" or why something that is not a piece is in
+    the square. And each square's piece as a disc (9, 4): its centre (pitches from the square's), its
+    edge radius (0 where nothing differs) and its middle's grey.
 
     The *plate* (the bare board) is measured where no piece can be: in the corners of the nine squares,
     fitted as one smooth surface over the board (so gradients and vignetting pass, and a corner that a
@@ -303,7 +304,7 @@ def _read_squares(
     plate_light, middle_light = plate_grey, middle_grey
     by_light = np.zeros(9, bool)
     if colour_px is not None:
-        by_light, plate_light = _saturated_plate(line_level, plate_grey, plate_chroma_mean)
+        by_light, plate_light = _saturated_plate(line_level, plate_grey, plate_chroma_mean, dark_lines)
         if by_light.any():
             middle_light = _masked_medians(colour_px[:, geo.core].max(axis=2), middles)
     out: list[tuple[str, float, float, float, str, float]] = []
@@ -383,16 +384,18 @@ def _could_hide_a_piece(plate_grey: float, dark_lines: bool) -> bool:
 
 
 def _saturated_plate(
-    line_level: np.ndarray, plate_grey: np.ndarray, opponent: np.ndarray
+    line_level: np.ndarray, plate_grey: np.ndarray, opponent: np.ndarray, dark_lines: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """Which squares' plates (grey (N,) and opponent colour (N, 2: B-G, R-G), as OpenCV weighs grey:
     0.114 B + 0.587 G + 0.299 R) are saturated, their channels spread over more than ``PLATE_SATURATED``
-    of the brightest, with lines darker than them (``line_level`` (N,)): there a piece's tone is taken
-    in the brightest channel. Returns that mask and each plate's brightest channel."""
+    of the brightest, with lines darker than them (``line_level`` (N,), or ``dark_lines``: the grid's
+    polarity says so, as it does where a deep blue plate is as dark in grey as its black lines): there a
+    piece's tone is taken in the brightest channel. Returns that mask and each plate's brightest
+    channel."""
     g = plate_grey - 0.114 * opponent[:, 0] - 0.299 * opponent[:, 1]
     light = np.maximum(g, g + np.max(opponent, axis=1))
     dark = np.minimum(g, g + np.min(opponent, axis=1))
-    return (line_level < plate_grey) & (light - dark > PLATE_SATURATED * light), light
+    return ((line_level < plate_grey) | dark_lines) & (light - dark > PLATE_SATURATED * light), light
 
 
 def _mid_tones_by_the_board(
