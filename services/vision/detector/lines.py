@@ -15,6 +15,7 @@ import numpy as np
 from .geometry import CANON_MARGIN, GRID_SQUARES, _apply_h
 from .image import _Image
 from .model import MAX_HALF_WIDTH, MIN_HALF_WIDTH, DetectorParams, Polarity
+from .stats import median, median_along
 
 #: segments per square side whose cross-line profile places a line (two: the crossings are skipped).
 SEGMENTS_PER_SIDE: Final = 2
@@ -135,7 +136,7 @@ def _fit_lines(
     contrast = (hi - lo)[..., 0]  # (2, J, 4)
     weight = np.maximum(prof - (lo + 0.5 * (hi - lo)), 0.0)
     offset = (weight * offsets).sum(axis=3) / np.maximum(weight.sum(axis=3), 1e-6)  # (2, J, 4)
-    typical = float(np.median(contrast))
+    typical = median(contrast)
     seen = contrast >= SEGMENT_SEEN_FRAC * max(typical, 1e-3)
     # The line's ends are inside the profile window: a centroid near the window's edge is not a line.
     seen &= np.abs(offset) < reach - 0.5
@@ -266,14 +267,14 @@ def _verify_grid(
     # (column by column, as each line's own would be).
     pos = (reach + s * np.arange(span + 1)[:, None] + offsets[None, :]).ravel()
     for d, prof in enumerate((view[np.ix_(along, pos)], view[np.ix_(pos, along)].T)):
-        med = np.median(prof, axis=0).reshape(span + 1, offsets.size)  # robust to pieces beside the line
+        med = median_along(prof, 0).reshape(span + 1, offsets.size)  # robust to pieces beside the line
         profiles[d] = med
         peak = med[:, reach - 1 : reach + 2].max(axis=1)
         strength[d] = peak - np.maximum(med[:, 0], med[:, -1])
     # A row of pieces of the line's own tone along one side takes the far side's contrast, not the
     # ridge the line makes between them and the plate: the line's strength against its near sides
     # too (just beyond its own half width, as all the window's lines show it).
-    typical_prof = np.median(profiles[:, 1 : GRID_SQUARES + 2].reshape(-1, offsets.size), axis=0)
+    typical_prof = median_along(profiles[:, 1 : GRID_SQUARES + 2].reshape(-1, offsets.size), 0)
     near = min(reach, math.ceil(_half_width_px(typical_prof, reach)) + NEAR_GAP_PX)
     peaks = profiles[..., reach - 1 : reach + 2].max(axis=2)
     near_strength = peaks - np.maximum(profiles[..., reach - near], profiles[..., reach + near])
@@ -284,7 +285,7 @@ def _verify_grid(
         # all) while one stands just beyond the other end, and the window moved there looks more like a
         # grid (a line beside a row of pieces of its own tone may show only half its strength).
         window = strength[d, 1 : GRID_SQUARES + 2]
-        typical = max(float(np.median(window)), 1e-3)
+        typical = max(median(window), 1e-3)
         first, last = float(window[0]), float(window[-1])
         before, after = float(strength[d, 0]), float(strength[d, GRID_SQUARES + 2])
         if last < SHIFT_MISSING * typical and before > SHIFT_PRESENT * typical:
@@ -306,7 +307,7 @@ def _verify_grid(
         shift = np.array([[1.0, 0.0, -shifts[0]], [0.0, 1.0, -shifts[1]], [0.0, 0.0, 1.0]])
         h = shift @ h
     chosen = [profiles[d, 1 + shifts[d] : 1 + shifts[d] + GRID_SQUARES + 1] for d in range(2)]
-    half_width = _half_width_px(np.median(np.concatenate(chosen), axis=0), reach) / s
+    half_width = _half_width_px(median_along(np.concatenate(chosen), 0), reach) / s
     half_width = float(min(MAX_HALF_WIDTH, max(MIN_HALF_WIDTH, half_width)))
     # How much the window looks like a grid, each way.
     clear = min(_window_clarity(strength[d], shifts[d]) for d in range(2))
@@ -335,7 +336,7 @@ def _strip_plate(view: np.ndarray, s: int, reach: int, d: int, index: int) -> fl
             for b in (inset, s - inset - size):
                 rows, cols = slice(across + b, across + b + size), slice(lo + a, lo + a + size)
                 patches.append(view[rows, cols] if d == 0 else view[cols, rows])
-    return float(np.median(np.concatenate([p.ravel() for p in patches])))
+    return median(np.concatenate([p.ravel() for p in patches]))
 
 
 def _window_clarity(strength: np.ndarray, shift: int) -> float:
@@ -346,5 +347,5 @@ def _window_clarity(strength: np.ndarray, shift: int) -> float:
     window = strength[1 + shift : 2 + shift + GRID_SQUARES]
     outside = [k for k in (shift, shift + GRID_SQUARES + 2) if 0 <= k < strength.size]
     beyond = max(float(strength[k]) for k in outside)
-    typical = max(float(np.median(window)), 1e-3)
+    typical = max(median(window), 1e-3)
     return min(1.0, float(window.min()) / typical, 1.0 - max(beyond, 0.0) / typical)

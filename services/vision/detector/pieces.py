@@ -16,6 +16,7 @@ import numpy as np
 
 from .geometry import GRID_SQUARES, SQUARE_CENTRES, _read_only
 from .model import FOREIGN_ELONGATION
+from .stats import median, median_along
 
 #: a square's four corners keep at least this many pixels in all.
 MIN_CORNER_PIXELS: Final = 16
@@ -123,7 +124,7 @@ def _square_masks(s: int, m: int, half_width: float, margin: float) -> _SquareMa
     # Of those, the half farthest from the lines: the lines' blur reaches the corners from two sides.
     cheb_i = cheb[inside]
     if corner.sum() >= 2 * MIN_CORNER_PIXELS:
-        corner &= cheb_i <= float(np.median(cheb_i[corner]))
+        corner &= cheb_i <= median(cheb_i[corner])
     quadrant = (dx[inside] > 0).astype(np.int64) + 2 * (dy[inside] > 0).astype(np.int64)
     dx_i, dy_i = dx[inside], dy[inside]
     # Each quadrant's corner pixels, padded to one length (``corner_valid`` says which are real).
@@ -251,7 +252,7 @@ def _faint_pieces(
     found: dict[int, tuple[np.ndarray, float, np.ndarray, float]] = {}
     if not left.any():
         return found
-    mid_dev = np.median(grey_dev[:, geo.very_middle], axis=1)
+    mid_dev = median_along(grey_dev[:, geo.very_middle], 1)
     for i, t in enumerate(thresholds):
         rows = left & (np.abs(mid_dev) > FAINT_PREFILTER * FAINT_BODY_K * t) if i == 0 else left
         if not rows.any():
@@ -408,7 +409,7 @@ def _faint_piece(
     ex, ey = geo.dx - centre[0], geo.dy - centre[1]
     rr = np.hypot(ex, ey)
     middle = rr <= _middle_radius(edge)
-    body = float(np.median(grey_dev[middle]))
+    body = median(grey_dev[middle])
     sums, totals = _sector_rings(grey_dev, ex, ey, rr, RING_STEP)
     counts = totals.sum(axis=0)
     profile = sums.sum(axis=0) / np.maximum(counts, 1)
@@ -488,7 +489,7 @@ def _round_edge(
     ex, ey = geo.dx - centre[0], geo.dy - centre[1]
     rr = np.hypot(ex, ey)
     middle = rr <= _middle_radius(edge)
-    body = float(np.median(grey_dev[middle]))
+    body = median(grey_dev[middle])
     sums, total = _sector_rings(grey_dev, ex, ey, rr, EDGE_STEP)
     first = round(RING_FIRST / EDGE_STEP)
     # The body's side of half-way; a ring without pixels ends the sector (the square's inside).
@@ -595,7 +596,7 @@ def _middle_grey(
     """The median grey of a piece's middle (``piece`` as :func:`_faint_piece` returns it)."""
     _d, _evidence, centre, edge = piece
     rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
-    return float(np.median(grey[rr <= _middle_radius(edge)]))
+    return median(grey[rr <= _middle_radius(edge)])
 
 
 def _body(d: np.ndarray, grey_dev: np.ndarray, middle: np.ndarray) -> np.ndarray:
@@ -603,7 +604,7 @@ def _body(d: np.ndarray, grey_dev: np.ndarray, middle: np.ndarray) -> np.ndarray
     ``BODY_OF_MIDDLE`` of the middle's own deviation (``grey_dev``: each pixel's grey minus the plate's).
     A piece's soft shadow and a white piece's dark rim fall away; a sheet or a palm stays whole. When the
     middle barely differs in grey (a piece seen by its colour), all of ``d``."""
-    level = float(np.median(grey_dev[middle])) if middle.any() else 0.0
+    level = median(grey_dev[middle]) if middle.any() else 0.0
     core = d & (grey_dev * math.copysign(1.0, level) >= BODY_OF_MIDDLE * abs(level))
     return core if core.sum() >= MIN_EVIDENCE_PIXELS and abs(level) > 0.0 else d
 

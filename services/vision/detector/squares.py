@@ -26,6 +26,7 @@ from .pieces import (
     _square_masks,
     _SquareMasks,
 )
+from .stats import median, median_along, percentile
 
 #: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
 CHROMA_OF_PLATE: Final = 0.35
@@ -85,7 +86,7 @@ def _median_of_nine(values: np.ndarray) -> float:
 
 
 def _masked_medians(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``np.median(values[k][mask[k]], axis=0)`` for every row ``k`` of ``values`` ((N, P) or (N, P, C);
+    """``median_along(values[k][mask[k]], 0)`` for every row ``k`` of ``values`` ((N, P) or (N, P, C);
     ``mask`` (N, P)) at once, NaN for a row with nothing in it: the same numbers (the middle value, or
     the mean of the middle two), without a call per row. The masked-out values sort last as NaN."""
     where = mask if values.ndim == 2 else mask[..., None]
@@ -119,7 +120,7 @@ def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[n
     for _ in range(PLATE_FIT_PASSES):
         coef, *_ = np.linalg.lstsq(a[keep], values[keep], rcond=None)
         resid = np.linalg.norm(values - a @ coef, axis=1)
-        scale = MAD_TO_SIGMA * float(np.median(resid[keep])) + 1.0
+        scale = MAD_TO_SIGMA * median(resid[keep]) + 1.0
         new_keep = resid <= PLATE_OUTLIER_K * scale
         if new_keep.sum() < PLATE_MIN_CORNERS or (new_keep == keep).all():
             break
@@ -177,25 +178,25 @@ def _read_squares(
     # The surface gives the plate's shape; each square's own corners its level (median of four: one
     # corner in a shadow does not move it), so a square lit or clipped unlike the surface stays bare.
     n_q = len(geo.corner_index)
-    own = np.median((vals - plate_corners).reshape(n_q, 9, n_ch), axis=0)  # (9, C)
+    own = median_along((vals - plate_corners).reshape(n_q, 9, n_ch), 0)  # (9, C)
     plate = plate_px.reshape(9, -1, n_ch) + own[:, None, :]
     dev = data - plate  # (9, P, C)
     # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board: over the
     # corners whose level the plate explains (a large piece's shadow sets a corner apart from its
     # square's level; that is the piece, not the plate, and it would hide faint pieces everywhere).
     level_off = np.abs((vals - plate_corners).reshape(n_q, 9, n_ch)[..., 0] - own[None, :, 0])  # (Q, 9)
-    plain = level_off <= PLAIN_CORNER_K * float(np.median(level_off)) + noise
+    plain = level_off <= PLAIN_CORNER_K * median(level_off) + noise
     in_plain = geo.corner_valid[None, :, :] & plain.T[:, :, None]  # (9, Q, K)
     # (Never below the image's own noise: the corners are small where the lines are thick.) Light lines
     # on a dark plate glow into every corner (the plate darker in the middle than near the lines, as
     # much as a faint piece): there, all the corners' variation.
-    if float(np.median(line_level)) > float(np.median(plate[:, 0, 0])):
+    if median(line_level) > median(plate[:, 0, 0]):
         in_plain = np.broadcast_to(geo.corner_valid[None, :, :], in_plain.shape)
-    vary = max(MAD_TO_SIGMA * float(np.median(np.abs(dev[:, geo.corner_index, 0][in_plain]))), noise)
+    vary = max(MAD_TO_SIGMA * median(np.abs(dev[:, geo.corner_index, 0][in_plain])), noise)
     # ...and how much it varies within one corner, around that corner's own level: the plate's texture
     # alone. Soft shadows of large pieces reach some corners and set them apart from the surface, which
     # swells ``vary``; a white piece a few grey levels off a white plate then stays under it.
-    texture = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(dev[..., 0], geo))), noise)
+    texture = max(MAD_TO_SIGMA * median(_corner_spreads(dev[..., 0], geo)), noise)
     plate_grey = plate[..., 0].mean(axis=1)  # (9,)
     contrast = np.abs(line_level - plate_grey)  # (9,) the grid's own contrast around each square
     scale = _median_of_nine(contrast)
@@ -207,8 +208,8 @@ def _read_squares(
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
-            MAD_TO_SIGMA * float(np.median(c_corner)),
-            CHROMA_TAIL_TO_SIGMA * float(np.percentile(c_corner, 90)),
+            MAD_TO_SIGMA * median(c_corner),
+            CHROMA_TAIL_TO_SIGMA * percentile(c_corner, 90),
         )
         # Pieces are black or white: on a coloured plate they differ by about the plate's own colour,
         # so a blotch of JPEG colour a fraction of that is not one.
@@ -251,7 +252,7 @@ def _read_squares(
     still[list(faint)] = False
     if still.any():
         smooth = cv2.GaussianBlur(canon.img, (0, 0), FAINT_SMOOTH * s).ravel()[geo.pixels] - plate[..., 0]
-        texture_s = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(smooth, geo))), FAINT_SMOOTH_FLOOR)
+        texture_s = max(MAD_TO_SIGMA * median(_corner_spreads(smooth, geo)), FAINT_SMOOTH_FLOOR)
         t_smooth = np.full(9, params.piece_noise_k * texture_s)
         found = _faint_pieces([t_smooth], differs, smooth, grey, still, plate_grey, white_from, geo, f0)
         for k, piece in found.items():
