@@ -318,13 +318,41 @@ def _piece_evidence(
     safe = np.maximum(mass, 1.0)
     cx = np.clip((w @ geo.dx) / safe, -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET)
     cy = np.clip((w @ geo.dy) / safe, -MAX_PIECE_OFFSET, MAX_PIECE_OFFSET)
+    few = mass < MIN_EVIDENCE_PIXELS
+    best, edge = np.zeros(n), np.zeros(n)
+    # Only the squares with pixels enough for a piece are measured: the others' evidence is nothing.
+    live = np.flatnonzero(~few)
+    if live.size:
+        best[live], edge[live] = _ring_evidence(differs[live], geo, cx[live], cy[live])
+    cx[few], cy[few] = 0.0, 0.0
+    return best, np.stack([cx, cy], axis=1), edge
+
+
+def _ring_evidence(
+    differs: np.ndarray, geo: _SquareMasks, cx: np.ndarray, cy: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_piece_evidence`'s best ring share and edge radius of each square (``differs``, (N, P)),
+    around its centroid (``cx``, ``cy``, (N,), pitches)."""
+    n = differs.shape[0]
     ex, ey = geo.dx[None, :] - cx[:, None], geo.dy[None, :] - cy[:, None]
-    rr = np.hypot(ex, ey)
-    ring = np.minimum(np.maximum(0, np.floor((rr - RING_FIRST) / RING_STEP).astype(np.int64) + 1), RING_COUNT)
-    sector = ((np.arctan2(ey, ex) + math.pi) * (RING_SECTORS / (2 * math.pi))).astype(np.int64)
-    sector = np.minimum(sector, RING_SECTORS - 1)
+    # (In place where the steps allow: the same operations on the same values, fewer temporaries.)
+    scaled = np.hypot(ex, ey)
+    scaled -= RING_FIRST
+    scaled /= RING_STEP
+    ring = np.floor(scaled, out=scaled).astype(np.int64)
+    ring += 1
+    np.clip(ring, 0, RING_COUNT, out=ring)
+    turn = np.arctan2(ey, ex)
+    turn += math.pi
+    turn *= RING_SECTORS / (2 * math.pi)
+    sector = turn.astype(np.int64)
+    np.minimum(sector, RING_SECTORS - 1, out=sector)
     size = (RING_COUNT + 1) * RING_SECTORS
-    cell = (np.arange(n)[:, None] * size + ring * RING_SECTORS + sector).ravel()
+    cell = ring
+    cell *= RING_SECTORS
+    cell += sector
+    cell += np.arange(n)[:, None] * size
+    cell = cell.ravel()
     shape = (n, RING_COUNT + 1, RING_SECTORS)
     total = np.bincount(cell, minlength=n * size).reshape(shape)[:, :RING_COUNT]
     hit = np.bincount(cell, weights=differs.ravel().astype(np.float64), minlength=n * size)
@@ -340,11 +368,7 @@ def _piece_evidence(
     best = ring_share.max(axis=1)
     full = ring_share >= 0.5 * best[:, None]
     outermost = RING_COUNT - 1 - np.argmax(full[:, ::-1], axis=1)
-    edge = np.where(best > 0, RING_FIRST + RING_STEP * outermost, 0.0)
-    few = mass < MIN_EVIDENCE_PIXELS
-    best[few], edge[few] = 0.0, 0.0
-    cx[few], cy[few] = 0.0, 0.0
-    return best, np.stack([cx, cy], axis=1), edge
+    return best, np.where(best > 0, RING_FIRST + RING_STEP * outermost, 0.0)
 
 
 @dataclass(frozen=True)
@@ -525,7 +549,14 @@ def _median_of_sectors(sums: np.ndarray, totals: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         means = sums[:, held] / np.where(totals[:, held] > 0, totals[:, held], np.nan)
     profile = np.zeros(held.size)
-    profile[held] = np.nanmedian(means, axis=0)
+    # np.nanmedian(means, axis=0), as it takes it (the middle two of each column's sorted values, NaN
+    # last, the middle one twice for an odd count, summed and halved), without its masked arrays.
+    means.sort(axis=0)
+    count = np.count_nonzero(~np.isnan(means), axis=0)
+    cols = np.arange(means.shape[1])
+    high = count // 2
+    low = np.where(count % 2 == 1, high, high - 1)
+    profile[held] = (means[low, cols] + means[high, cols]) / 2.0
     return profile
 
 

@@ -89,8 +89,10 @@ def _read_squares_ring(
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
         chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
         # The ring's median grey and chroma, in one call.
-        ring_all = np.concatenate([grey_ring[:, :, None], chroma[:, ring_at]], axis=2)  # (9, R, 3)
-        ring_level = median_along(ring_all, 1)
+        # (Channel-major, so that each median runs along contiguous values.)
+        ring_chroma = chroma[:, ring_at]
+        ring_all = np.stack([grey_ring, ring_chroma[..., 0], ring_chroma[..., 1]], axis=1)  # (9, 3, R)
+        ring_level = median_along(ring_all, 2)
         bg_grey, bg_chroma = ring_level[:, 0], ring_level[:, 1:]
     contrast = np.abs(line_level - bg_grey)  # (9,) the grid's own contrast around each square
     # How much bare board varies (noise, texture, glow of the lines): pooled over the nine rings, robust
@@ -100,7 +102,7 @@ def _read_squares_ring(
     t_grey = np.maximum(params.piece_noise_k * vary, RING_PIECE_MIN_FRAC * contrast)
     differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
     if chroma is not None:
-        ring_cdev = _chroma_distance(chroma[:, ring_at], bg_chroma)
+        ring_cdev = _chroma_distance(ring_chroma, bg_chroma)
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
