@@ -148,19 +148,18 @@ def _fit_lines(
             ok = seen[d, :, k]
             fit = None
             for _ in range(2):
-                if ok.sum() < 2:
+                n_ok = np.count_nonzero(ok)  # (cheaper than a boolean sum)
+                if n_ok < 2:
                     fit = None
                     break
                 t = along[ok] - size / 2.0
                 a, b = (
-                    _straight_fit(t, offset[d, ok, k])
-                    if ok.sum() >= 3
-                    else (0.0, float(offset[d, ok, k].mean()))
+                    _straight_fit(t, offset[d, ok, k]) if n_ok >= 3 else (0.0, float(offset[d, ok, k].mean()))
                 )
                 resid = np.abs(a * (along - size / 2.0) + b - offset[d, :, k])
                 fit = (float(lines[k] + b), float(a))
                 keep = ok & (resid <= SEGMENT_OUTLIER_PX)
-                if keep.sum() == ok.sum():
+                if np.count_nonzero(keep) == n_ok:
                     break
                 ok = keep
             used.append(ok)

@@ -86,17 +86,21 @@ def _median_of_nine(values: np.ndarray) -> float:
 
 
 def _masked_medians(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``median_along(values[k][mask[k]], 0)`` for every row ``k`` of ``values`` ((N, P) or (N, P, C);
+    """``np.median(values[k][mask[k]], axis=0)`` for every row ``k`` of ``values`` ((N, P) or (N, P, C);
     ``mask`` (N, P)) at once, NaN for a row with nothing in it: the same numbers (the middle value, or
     the mean of the middle two), without a call per row. The masked-out values sort last as NaN."""
-    where = mask if values.ndim == 2 else mask[..., None]
-    v = np.where(where, values, np.nan)
-    v.sort(axis=1)
+    # Channels first, so that each row's values lie side by side for the sort (the same values).
+    v = (
+        np.where(mask, values, np.nan)
+        if values.ndim == 2
+        else np.where(mask[:, None], values.swapaxes(1, 2), np.nan)
+    )
+    v.sort(axis=-1)
     count = np.count_nonzero(mask, axis=1)
-    shape = (-1, 1) + (1,) * (values.ndim - 2)
+    shape = (-1,) + (1,) * (v.ndim - 1)
     lo = (np.maximum(count - 1, 0) // 2).reshape(shape)
     hi = (count // 2).reshape(shape)
-    return ((np.take_along_axis(v, lo, 1) + np.take_along_axis(v, hi, 1)) / 2)[:, 0]
+    return ((np.take_along_axis(v, lo, -1) + np.take_along_axis(v, hi, -1)) / 2)[..., 0]
 
 
 def _corner_medians(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
