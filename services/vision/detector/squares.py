@@ -74,6 +74,11 @@ MARGIN_MIN_PX: Final = 2.5
 DISAGREEMENT_MAX_CONFIDENCE: Final = 0.75
 #: what the ring reading flags that is kept whatever the corners' reading says.
 RING_FLAGS_KEPT: Final = ("elongated",)
+#: ``sqrt(b * b + r * r)`` is within a few units in the last place of ``np.hypot(b, r)``: it decides
+#: which side of a threshold a pixel lies on unless it lands within this share of the threshold (or
+#: this much of 0), where hypot itself does.
+HYPOT_BAND: Final = 1e-9
+HYPOT_FLOOR: Final = 1e-100
 #: a plate whose channels spread over more than this share of its brightest one is saturated (green,
 #: blue: its grey is far below its lightness); a piece's tone is then taken in the brightest channel.
 PLATE_SATURATED: Final = 0.6
@@ -83,6 +88,20 @@ def _median_of_nine(values: np.ndarray) -> float:
     """``float(np.median(values))`` of the nine squares' ``values`` (9,): the fifth smallest, which an
     odd count needs no mean for, without np.median's overhead."""
     return sorted(values.tolist())[GRID_SQUARES**2 // 2]
+
+
+def _hypot_above(b: np.ndarray, r: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """``np.hypot(b, r) > limit[:, None]`` for rows of values ``b``, ``r`` (N, P) and a limit per row
+    (N,), the same booleans: the plain root of the sum of squares (several times cheaper than hypot)
+    everywhere but within ``HYPOT_BAND`` of the limit, where its rounding could differ from hypot's."""
+    approx = np.sqrt(b * b + r * r)
+    lim = limit[:, None]
+    above = approx > lim
+    unsure = np.abs(approx - lim) <= HYPOT_BAND * lim + HYPOT_FLOOR
+    if unsure.any():
+        rows, cols = np.nonzero(unsure)
+        above[rows, cols] = np.hypot(b[rows, cols], r[rows, cols]) > limit[rows]
+    return above
 
 
 def _masked_medians(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -207,8 +226,9 @@ def _read_squares(
     t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
     differs = np.abs(dev[..., 0]) > t_grey[:, None]
     if n_ch == 3:
-        cdev = np.hypot(dev[..., 1], dev[..., 2])
-        c_corner = cdev[:, geo.corner_index][in_plain]
+        # Each pixel's chroma off the plate (hypot of the two opponent deviations): exactly in the
+        # corners, whose values set the scale; elsewhere only compared with a threshold (below).
+        c_corner = np.hypot(dev[:, geo.corner_index, 1], dev[:, geo.corner_index, 2])[in_plain]
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
@@ -229,7 +249,7 @@ def _read_squares(
                 CHROMA_OF_PLATE * plate_chroma,
             ]
         )
-        differs |= cdev > t_chroma[:, None]
+        differs |= _hypot_above(dev[..., 1], dev[..., 2], t_chroma)
     # The same at the plate's texture: more sensitive, and more easily fooled by shadows and stains,
     # so only a second look where the first sees nothing (below). Twice: first with the grid's contrast
     # as a floor (the whole of a faint white piece stands out), then at the texture alone (a black
