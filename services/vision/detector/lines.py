@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 import cv2
 import numpy as np
 
-from .geometry import CANON_MARGIN, GRID_SQUARES, _apply_h
+from .geometry import CANON_MARGIN, GRID_SQUARES, _apply_h, _read_only
 from .image import _Image
 from .model import MAX_HALF_WIDTH, MIN_HALF_WIDTH, DetectorParams, Polarity
 from .stats import median, median_along
@@ -87,13 +88,23 @@ def _straight_fit(t: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Slope and intercept of the least-squares line through (``t``, ``y``): ``np.polyfit(t, y, 1)``
     without its checks and options, in the same steps (columns scaled to unit norm, the same LAPACK
     solve), so that the fit is the same to the bit."""
+    design, scale = _scaled_design(np.asarray(t, np.float64).tobytes())
+    coef = np.linalg.lstsq(design, y + 0.0, t.size * FLOAT_EPS)[0]
+    return coef / scale
+
+
+@lru_cache(maxsize=64)
+def _scaled_design(t_bytes: bytes) -> tuple[np.ndarray, ...]:
+    """:func:`_straight_fit`'s design matrix at the points ``t`` (float64, as bytes), its columns
+    scaled to unit norm, and the scales. It depends on the points alone, which are the same from line
+    to line and frame to frame (the segments' middles), so it is built once for them."""
+    t = np.frombuffer(t_bytes, np.float64)
     design = np.empty((t.size, 2))
     design[:, 0] = t
     design[:, 1] = 1.0
     scale = np.sqrt((design * design).sum(axis=0))
     design /= scale
-    coef = np.linalg.lstsq(design, y + 0.0, t.size * FLOAT_EPS)[0]
-    return coef / scale
+    return _read_only(design, scale)
 
 
 def _fit_lines(
