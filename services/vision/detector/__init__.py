@@ -70,6 +70,7 @@ Where each step lives (each module keeps the constants only it uses; those sever
 - :mod:`.ring`: step 4 against the ring, and what in it is not a piece.
 - :mod:`.occlusion`: step 5 on the lines, sampled along their length.
 - :mod:`.supply`: step 6.
+- :mod:`.stats`: ``np.median`` and ``np.percentile`` to the bit, without their overhead on small arrays.
 - :mod:`.search`: :func:`detect`, :func:`track`, :func:`read_board` and :func:`read_at_pose`, which run
   the steps in order.
 """

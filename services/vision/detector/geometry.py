@@ -110,9 +110,15 @@ def homography_of(pose: BoardPose) -> np.ndarray:
 
 def pitch_of(pose: BoardPose) -> float:
     """Mean side of one square in image pixels."""
-    c = np.array([[p.x, p.y] for p in pose.corners_px])
-    sides = np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1)
-    return float(sides.mean() / GRID_SQUARES)
+    # In plain floats, the same steps as ``np.linalg.norm(c - np.roll(c, -1, axis=0), axis=1).mean()``
+    # (each side's squares summed then rooted, the four sides summed in order, divided by four) without
+    # numpy's overhead on four points: this runs several times a frame.
+    c = pose.corners_px
+    total = 0.0
+    for a, b in zip(c, c[1:] + c[:1], strict=True):
+        dx, dy = a.x - b.x, a.y - b.y
+        total += math.sqrt(dx * dx + dy * dy)
+    return total / len(c) / GRID_SQUARES
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 import cv2
 import numpy as np
 
-from .geometry import CANON_MARGIN, GRID_SQUARES, _apply_h
+from .geometry import CANON_MARGIN, GRID_SQUARES, _apply_h, _read_only
 from .image import _Image
 from .model import MAX_HALF_WIDTH, MIN_HALF_WIDTH, DetectorParams, Polarity
+from .stats import median, median_along
 
 #: segments per square side whose cross-line profile places a line (two: the crossings are skipped).
 SEGMENTS_PER_SIDE: Final = 2
@@ -86,13 +88,23 @@ def _straight_fit(t: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Slope and intercept of the least-squares line through (``t``, ``y``): ``np.polyfit(t, y, 1)``
     without its checks and options, in the same steps (columns scaled to unit norm, the same LAPACK
     solve), so that the fit is the same to the bit."""
+    design, scale = _scaled_design(np.asarray(t, np.float64).tobytes())
+    coef = np.linalg.lstsq(design, y + 0.0, t.size * FLOAT_EPS)[0]
+    return coef / scale
+
+
+@lru_cache(maxsize=64)
+def _scaled_design(t_bytes: bytes) -> tuple[np.ndarray, ...]:
+    """:func:`_straight_fit`'s design matrix at the points ``t`` (float64, as bytes), its columns
+    scaled to unit norm, and the scales. It depends on the points alone, which are the same from line
+    to line and frame to frame (the segments' middles), so it is built once for them."""
+    t = np.frombuffer(t_bytes, np.float64)
     design = np.empty((t.size, 2))
     design[:, 0] = t
     design[:, 1] = 1.0
     scale = np.sqrt((design * design).sum(axis=0))
     design /= scale
-    coef = np.linalg.lstsq(design, y + 0.0, t.size * FLOAT_EPS)[0]
-    return coef / scale
+    return _read_only(design, scale)
 
 
 def _fit_lines(
@@ -135,7 +147,7 @@ def _fit_lines(
     contrast = (hi - lo)[..., 0]  # (2, J, 4)
     weight = np.maximum(prof - (lo + 0.5 * (hi - lo)), 0.0)
     offset = (weight * offsets).sum(axis=3) / np.maximum(weight.sum(axis=3), 1e-6)  # (2, J, 4)
-    typical = float(np.median(contrast))
+    typical = median(contrast)
     seen = contrast >= SEGMENT_SEEN_FRAC * max(typical, 1e-3)
     # The line's ends are inside the profile window: a centroid near the window's edge is not a line.
     seen &= np.abs(offset) < reach - 0.5
@@ -147,19 +159,18 @@ def _fit_lines(
             ok = seen[d, :, k]
             fit = None
             for _ in range(2):
-                if ok.sum() < 2:
+                n_ok = np.count_nonzero(ok)  # (cheaper than a boolean sum)
+                if n_ok < 2:
                     fit = None
                     break
                 t = along[ok] - size / 2.0
                 a, b = (
-                    _straight_fit(t, offset[d, ok, k])
-                    if ok.sum() >= 3
-                    else (0.0, float(offset[d, ok, k].mean()))
+                    _straight_fit(t, offset[d, ok, k]) if n_ok >= 3 else (0.0, float(offset[d, ok, k].mean()))
                 )
                 resid = np.abs(a * (along - size / 2.0) + b - offset[d, :, k])
                 fit = (float(lines[k] + b), float(a))
                 keep = ok & (resid <= SEGMENT_OUTLIER_PX)
-                if keep.sum() == ok.sum():
+                if np.count_nonzero(keep) == n_ok:
                     break
                 ok = keep
             used.append(ok)
@@ -266,14 +277,14 @@ def _verify_grid(
     # (column by column, as each line's own would be).
     pos = (reach + s * np.arange(span + 1)[:, None] + offsets[None, :]).ravel()
     for d, prof in enumerate((view[np.ix_(along, pos)], view[np.ix_(pos, along)].T)):
-        med = np.median(prof, axis=0).reshape(span + 1, offsets.size)  # robust to pieces beside the line
+        med = median_along(prof, 0).reshape(span + 1, offsets.size)  # robust to pieces beside the line
         profiles[d] = med
         peak = med[:, reach - 1 : reach + 2].max(axis=1)
         strength[d] = peak - np.maximum(med[:, 0], med[:, -1])
     # A row of pieces of the line's own tone along one side takes the far side's contrast, not the
     # ridge the line makes between them and the plate: the line's strength against its near sides
     # too (just beyond its own half width, as all the window's lines show it).
-    typical_prof = np.median(profiles[:, 1 : GRID_SQUARES + 2].reshape(-1, offsets.size), axis=0)
+    typical_prof = median_along(profiles[:, 1 : GRID_SQUARES + 2].reshape(-1, offsets.size), 0)
     near = min(reach, math.ceil(_half_width_px(typical_prof, reach)) + NEAR_GAP_PX)
     peaks = profiles[..., reach - 1 : reach + 2].max(axis=2)
     near_strength = peaks - np.maximum(profiles[..., reach - near], profiles[..., reach + near])
@@ -284,7 +295,7 @@ def _verify_grid(
         # all) while one stands just beyond the other end, and the window moved there looks more like a
         # grid (a line beside a row of pieces of its own tone may show only half its strength).
         window = strength[d, 1 : GRID_SQUARES + 2]
-        typical = max(float(np.median(window)), 1e-3)
+        typical = max(median(window), 1e-3)
         first, last = float(window[0]), float(window[-1])
         before, after = float(strength[d, 0]), float(strength[d, GRID_SQUARES + 2])
         if last < SHIFT_MISSING * typical and before > SHIFT_PRESENT * typical:
@@ -306,7 +317,7 @@ def _verify_grid(
         shift = np.array([[1.0, 0.0, -shifts[0]], [0.0, 1.0, -shifts[1]], [0.0, 0.0, 1.0]])
         h = shift @ h
     chosen = [profiles[d, 1 + shifts[d] : 1 + shifts[d] + GRID_SQUARES + 1] for d in range(2)]
-    half_width = _half_width_px(np.median(np.concatenate(chosen), axis=0), reach) / s
+    half_width = _half_width_px(median_along(np.concatenate(chosen), 0), reach) / s
     half_width = float(min(MAX_HALF_WIDTH, max(MIN_HALF_WIDTH, half_width)))
     # How much the window looks like a grid, each way.
     clear = min(_window_clarity(strength[d], shifts[d]) for d in range(2))
@@ -335,7 +346,7 @@ def _strip_plate(view: np.ndarray, s: int, reach: int, d: int, index: int) -> fl
             for b in (inset, s - inset - size):
                 rows, cols = slice(across + b, across + b + size), slice(lo + a, lo + a + size)
                 patches.append(view[rows, cols] if d == 0 else view[cols, rows])
-    return float(np.median(np.concatenate([p.ravel() for p in patches])))
+    return median(np.concatenate([p.ravel() for p in patches]))
 
 
 def _window_clarity(strength: np.ndarray, shift: int) -> float:
@@ -346,5 +357,5 @@ def _window_clarity(strength: np.ndarray, shift: int) -> float:
     window = strength[1 + shift : 2 + shift + GRID_SQUARES]
     outside = [k for k in (shift, shift + GRID_SQUARES + 2) if 0 <= k < strength.size]
     beyond = max(float(strength[k]) for k in outside)
-    typical = max(float(np.median(window)), 1e-3)
+    typical = max(median(window), 1e-3)
     return min(1.0, float(window.min()) / typical, 1.0 - max(beyond, 0.0) / typical)

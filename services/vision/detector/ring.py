@@ -19,6 +19,7 @@ from .model import (
     DetectorParams,
 )
 from .squares import _median_of_nine, _saturated_plate
+from .stats import median, median_along, percentile
 
 #: differing pixels below this share of a square's inside are noise, not an object.
 RING_FOREIGN_MIN_AREA: Final = 0.08
@@ -83,40 +84,42 @@ def _read_squares_ring(
     grey_ring = grey[:, ring_at]
     chroma = None
     if canon.colour is None:
-        bg_grey, bg_chroma = np.median(grey_ring, axis=1), np.zeros((9, 2), np.float32)  # (9,), (9, 2)
+        bg_grey, bg_chroma = median_along(grey_ring, 1), np.zeros((9, 2), np.float32)  # (9,), (9, 2)
     else:
         colour = np.take(canon.colour.reshape(-1, 3), pixels, axis=0)
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
         chroma = np.stack([colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]], axis=-1)
         # The ring's median grey and chroma, in one call.
-        ring_all = np.concatenate([grey_ring[:, :, None], chroma[:, ring_at]], axis=2)  # (9, R, 3)
-        ring_level = np.median(ring_all, axis=1)
+        # (Channel-major, so that each median runs along contiguous values.)
+        ring_chroma = chroma[:, ring_at]
+        ring_all = np.stack([grey_ring, ring_chroma[..., 0], ring_chroma[..., 1]], axis=1)  # (9, 3, R)
+        ring_level = median_along(ring_all, 2)
         bg_grey, bg_chroma = ring_level[:, 0], ring_level[:, 1:]
     contrast = np.abs(line_level - bg_grey)  # (9,) the grid's own contrast around each square
     # How much bare board varies (noise, texture, glow of the lines): pooled over the nine rings, robust
     # to the few a piece reaches into. A pixel differs from its background beyond k times that.
     ring_dev = np.abs(grey_ring - bg_grey[:, None])
-    vary = MAD_TO_SIGMA * float(np.median(ring_dev))
+    vary = MAD_TO_SIGMA * median(ring_dev)
     t_grey = np.maximum(params.piece_noise_k * vary, RING_PIECE_MIN_FRAC * contrast)
     differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
     if chroma is not None:
-        ring_cdev = _chroma_distance(chroma[:, ring_at], bg_chroma)
+        ring_cdev = _chroma_distance(ring_chroma, bg_chroma)
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
-            MAD_TO_SIGMA * float(np.median(ring_cdev)),
-            CHROMA_TAIL_TO_SIGMA * float(np.percentile(ring_cdev, 90)),
+            MAD_TO_SIGMA * median(ring_cdev),
+            CHROMA_TAIL_TO_SIGMA * percentile(ring_cdev, 90),
         )
         t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
         differs |= _chroma_distance(chroma, bg_chroma) > t_chroma[:, None]
     fill = differs[:, disc_at].mean(axis=1)
     dark_ref = np.minimum(line_level, bg_grey)
-    t = (np.median(grey[:, disc_at], axis=1) - dark_ref) / np.maximum(contrast, 1e-3)
+    t = (median_along(grey[:, disc_at], 1) - dark_ref) / np.maximum(contrast, 1e-3)
     # A saturated plate as the light end: in its brightest channel, as squares._read_squares.
     if chroma is not None:
         by_light, light = _saturated_plate(line_level, bg_grey, bg_chroma, dark_lines)
         if by_light.any():
-            t_light = (np.median(colour[:, disc_at].max(axis=2), axis=1) - dark_ref) / np.maximum(
+            t_light = (median_along(colour[:, disc_at].max(axis=2), 1) - dark_ref) / np.maximum(
                 light - dark_ref, 1e-3
             )
             t = np.where(by_light, t_light, t)

@@ -33,6 +33,7 @@ from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareRe
 from .occlusion import _crossed_squares, _line_contrast, _line_levels, _under_pieces
 from .ring import _read_squares_ring
 from .squares import _combine, _mid_tones_by_the_board, _read_squares
+from .stats import median, percentile
 from .supply import _supply
 
 #: the grid is searched again at full resolution when fewer cells than this were found at half.
@@ -306,7 +307,7 @@ def read_at_pose(
     contrast, both_sides, owners, peaks = _line_contrast(canon, sign, half_width)
     # The grid's contrast against bare board: taken where both sides of a line are board, since a
     # white piece beside a dark line doubles the contrast on its side.
-    typical = float(np.percentile(both_sides, 80))
+    typical = percentile(both_sides, 80)
     seen = contrast >= params.line_seen_frac * max(typical, 1e-3)
     no_grid = typical < max(3.0 * im.sigma, 0.05 * im.spread)
     if typical < LOW_GRID_CONTRAST and im.bgr is not None and not in_brightest:
@@ -324,7 +325,7 @@ def read_at_pose(
     occlusion = float(1.0 - seen.mean())
     # A sample is covered when its line is not seen *and* the line's own grey is not there: two white
     # pieces on both sides of a light line take its contrast, not its grey.
-    line_grey = float(np.median(peaks[seen])) if seen.any() else float(np.median(peaks))
+    line_grey = median(peaks[seen]) if seen.any() else median(peaks)
     covered = ~seen & (np.abs(peaks - line_grey) > COVER_LEVEL_FRAC * max(typical, 1e-3))
     if no_grid:
         covered[:] = True

@@ -27,6 +27,7 @@ from .pieces import (
     _square_masks,
     _SquareMasks,
 )
+from .stats import median, median_along, percentile
 
 #: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
 CHROMA_OF_PLATE: Final = 0.35
@@ -77,6 +78,11 @@ MARGIN_MIN_PX: Final = 2.5
 DISAGREEMENT_MAX_CONFIDENCE: Final = 0.75
 #: what the ring reading flags that is kept whatever the corners' reading says.
 RING_FLAGS_KEPT: Final = ("elongated",)
+#: ``sqrt(b * b + r * r)`` is within a few units in the last place of ``np.hypot(b, r)``: it decides
+#: which side of a threshold a pixel lies on unless it lands within this share of the threshold (or
+#: this much of 0), where hypot itself does.
+HYPOT_BAND: Final = 1e-9
+HYPOT_FLOOR: Final = 1e-100
 #: a plate whose channels spread over more than this share of its brightest one is saturated (green,
 #: blue: its grey is far below its lightness); a piece's tone is then taken in the brightest channel.
 PLATE_SATURATED: Final = 0.6
@@ -88,18 +94,36 @@ def _median_of_nine(values: np.ndarray) -> float:
     return sorted(values.tolist())[GRID_SQUARES**2 // 2]
 
 
+def _hypot_above(b: np.ndarray, r: np.ndarray, limit: np.ndarray) -> np.ndarray:
+    """``np.hypot(b, r) > limit[:, None]`` for rows of values ``b``, ``r`` (N, P) and a limit per row
+    (N,), the same booleans: the plain root of the sum of squares (several times cheaper than hypot)
+    everywhere but within ``HYPOT_BAND`` of the limit, where its rounding could differ from hypot's."""
+    approx = np.sqrt(b * b + r * r)
+    lim = limit[:, None]
+    above = approx > lim
+    unsure = np.abs(approx - lim) <= HYPOT_BAND * lim + HYPOT_FLOOR
+    if unsure.any():
+        rows, cols = np.nonzero(unsure)
+        above[rows, cols] = np.hypot(b[rows, cols], r[rows, cols]) > limit[rows]
+    return above
+
+
 def _masked_medians(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``np.median(values[k][mask[k]], axis=0)`` for every row ``k`` of ``values`` ((N, P) or (N, P, C);
     ``mask`` (N, P)) at once, NaN for a row with nothing in it: the same numbers (the middle value, or
     the mean of the middle two), without a call per row. The masked-out values sort last as NaN."""
-    where = mask if values.ndim == 2 else mask[..., None]
-    v = np.where(where, values, np.nan)
-    v.sort(axis=1)
+    # Channels first, so that each row's values lie side by side for the sort (the same values).
+    v = (
+        np.where(mask, values, np.nan)
+        if values.ndim == 2
+        else np.where(mask[:, None], values.swapaxes(1, 2), np.nan)
+    )
+    v.sort(axis=-1)
     count = np.count_nonzero(mask, axis=1)
-    shape = (-1, 1) + (1,) * (values.ndim - 2)
+    shape = (-1,) + (1,) * (v.ndim - 1)
     lo = (np.maximum(count - 1, 0) // 2).reshape(shape)
     hi = (count // 2).reshape(shape)
-    return ((np.take_along_axis(v, lo, 1) + np.take_along_axis(v, hi, 1)) / 2)[:, 0]
+    return ((np.take_along_axis(v, lo, -1) + np.take_along_axis(v, hi, -1)) / 2)[..., 0]
 
 
 def _corner_medians(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
@@ -123,7 +147,7 @@ def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[n
     for _ in range(PLATE_FIT_PASSES):
         coef, *_ = np.linalg.lstsq(a[keep], values[keep], rcond=None)
         resid = np.linalg.norm(values - a @ coef, axis=1)
-        scale = MAD_TO_SIGMA * float(np.median(resid[keep])) + 1.0
+        scale = MAD_TO_SIGMA * median(resid[keep]) + 1.0
         new_keep = resid <= PLATE_OUTLIER_K * scale
         if new_keep.sum() < PLATE_MIN_CORNERS or (new_keep == keep).all():
             break
@@ -182,38 +206,39 @@ def _read_squares(
     # The surface gives the plate's shape; each square's own corners its level (median of four: one
     # corner in a shadow does not move it), so a square lit or clipped unlike the surface stays bare.
     n_q = len(geo.corner_index)
-    own = np.median((vals - plate_corners).reshape(n_q, 9, n_ch), axis=0)  # (9, C)
+    own = median_along((vals - plate_corners).reshape(n_q, 9, n_ch), 0)  # (9, C)
     plate = plate_px.reshape(9, -1, n_ch) + own[:, None, :]
     dev = data - plate  # (9, P, C)
     # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board: over the
     # corners whose level the plate explains (a large piece's shadow sets a corner apart from its
     # square's level; that is the piece, not the plate, and it would hide faint pieces everywhere).
     level_off = np.abs((vals - plate_corners).reshape(n_q, 9, n_ch)[..., 0] - own[None, :, 0])  # (Q, 9)
-    plain = level_off <= PLAIN_CORNER_K * float(np.median(level_off)) + noise
+    plain = level_off <= PLAIN_CORNER_K * median(level_off) + noise
     in_plain = geo.corner_valid[None, :, :] & plain.T[:, :, None]  # (9, Q, K)
     # (Never below the image's own noise: the corners are small where the lines are thick.) Light lines
     # on a dark plate glow into every corner (the plate darker in the middle than near the lines, as
     # much as a faint piece): there, all the corners' variation.
-    if float(np.median(line_level)) > float(np.median(plate[:, 0, 0])):
+    if median(line_level) > median(plate[:, 0, 0]):
         in_plain = np.broadcast_to(geo.corner_valid[None, :, :], in_plain.shape)
-    vary = max(MAD_TO_SIGMA * float(np.median(np.abs(dev[:, geo.corner_index, 0][in_plain]))), noise)
+    vary = max(MAD_TO_SIGMA * median(np.abs(dev[:, geo.corner_index, 0][in_plain])), noise)
     # ...and how much it varies within one corner, around that corner's own level: the plate's texture
     # alone. Soft shadows of large pieces reach some corners and set them apart from the surface, which
     # swells ``vary``; a white piece a few grey levels off a white plate then stays under it.
-    texture = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(dev[..., 0], geo))), noise)
+    texture = max(MAD_TO_SIGMA * median(_corner_spreads(dev[..., 0], geo)), noise)
     plate_grey = plate[..., 0].mean(axis=1)  # (9,)
     contrast = np.abs(line_level - plate_grey)  # (9,) the grid's own contrast around each square
     scale = _median_of_nine(contrast)
     t_grey = np.maximum(params.piece_noise_k * vary, params.piece_min_frac * contrast)
     differs = np.abs(dev[..., 0]) > t_grey[:, None]
     if n_ch == 3:
-        cdev = np.hypot(dev[..., 1], dev[..., 2])
-        c_corner = cdev[:, geo.corner_index][in_plain]
+        # Each pixel's chroma off the plate (hypot of the two opponent deviations): exactly in the
+        # corners, whose values set the scale; elsewhere only compared with a threshold (below).
+        c_corner = np.hypot(dev[:, geo.corner_index, 1], dev[:, geo.corner_index, 2])[in_plain]
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
         # is often 0 while a tenth of the pixels stray by several levels, so the tail sets the scale too.
         vary_c = max(
-            MAD_TO_SIGMA * float(np.median(c_corner)),
-            CHROMA_TAIL_TO_SIGMA * float(np.percentile(c_corner, 90)),
+            MAD_TO_SIGMA * median(c_corner),
+            CHROMA_TAIL_TO_SIGMA * percentile(c_corner, 90),
         )
         # Pieces are black or white: on a coloured plate they differ by about the plate's own colour,
         # so a blotch of JPEG colour a fraction of that is not one.
@@ -229,7 +254,7 @@ def _read_squares(
                 CHROMA_OF_PLATE * plate_chroma,
             ]
         )
-        differs |= cdev > t_chroma[:, None]
+        differs |= _hypot_above(dev[..., 1], dev[..., 2], t_chroma)
     # The same at the plate's texture: more sensitive, and more easily fooled by shadows and stains,
     # so only a second look where the first sees nothing (below). Twice: first with the grid's contrast
     # as a floor (the whole of a faint white piece stands out), then at the texture alone (a black
@@ -256,7 +281,7 @@ def _read_squares(
     still[list(faint)] = False
     if still.any():
         smooth = cv2.GaussianBlur(canon.img, (0, 0), FAINT_SMOOTH * s).ravel()[geo.pixels] - plate[..., 0]
-        texture_s = max(MAD_TO_SIGMA * float(np.median(_corner_spreads(smooth, geo))), FAINT_SMOOTH_FLOOR)
+        texture_s = max(MAD_TO_SIGMA * median(_corner_spreads(smooth, geo)), FAINT_SMOOTH_FLOOR)
         t_smooth = np.full(9, params.piece_noise_k * texture_s)
         found = _faint_pieces([t_smooth], differs, smooth, grey, still, plate_grey, white_from, geo, f0)
         for k, piece in found.items():
