@@ -32,7 +32,7 @@ from .lines import _fit_lines, _polarity_at, _verify_grid
 from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareReading
 from .occlusion import _crossed_squares, _line_contrast, _line_levels, _under_pieces
 from .ring import _read_squares_ring
-from .squares import _combine, _mid_tones_by_the_board, _read_squares
+from .squares import _combine, _mid_tones_by_the_board, _odd_tones_by_the_board, _read_squares
 from .stats import median, percentile
 from .supply import _supply
 
@@ -333,6 +333,8 @@ def read_at_pose(
     by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params, sign < 0)
     by_corners = _mid_tones_by_the_board(by_corners)
     readings = _combine(_read_squares_ring(canon, half_width, line_level, params, sign < 0), by_corners)
+    # Pieces of one kind are alike: a dim "white piece" among bright ones is a coin.
+    readings = _odd_tones_by_the_board(readings, sign < 0)
     under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3))
     crossed = _crossed_squares(~covered | under_piece, owners)
     # A line not seen between two pieces of its own tone (black pieces beside a dark line) is explained;

@@ -61,6 +61,10 @@ NOT_PLATE_TONE: Final = 0.6
 TONE_GROUP_SPREAD: Final = 0.2
 TONE_GROUP_GAP: Final = 0.8
 BOARD_TONE_CONFIDENCE: Final = 0.8
+#: a piece nearer the plate's tone than this share of the way the other pieces of its colour stand from
+#: it (when they stand ODD_TONE_GROUP or more from it) is something else (see _odd_tones_by_the_board).
+ODD_TONE_SHARE: Final = 0.3
+ODD_TONE_GROUP: Final = 0.5
 #: a piece seen only at the plate's texture (see pieces._faint_piece): its reading is never certain,
 #: this confident at most.
 FAINT_MAX_CONFIDENCE: Final = 0.85
@@ -456,6 +460,31 @@ def _mid_tones_by_the_board(
             if problem == "mid-tone":
                 colour = "black" if dark_side else "white"
                 out[k] = (colour, min(conf, BOARD_TONE_CONFIDENCE), evidence, tone, "", plate)
+    return out
+
+
+def _odd_tones_by_the_board(
+    readings: list[tuple[str, float, float, float, str, float]], dark_lines: bool
+) -> list[tuple[str, float, float, float, str, float]]:
+    """``readings`` (one per square, as :func:`_combine` gives them) with each piece of an odd tone
+    flagged "odd-tone": a piece whose middle lies nearer the plate's tone (1 on the grid's scale with
+    dark lines, 0 with light ones) than ``ODD_TONE_SHARE`` of the way the other pieces of its colour
+    stand from it (at least two, clean, their median ``ODD_TONE_GROUP`` or more from the plate). Pieces
+    of one kind are alike, and the scale is the grid's own around each square (gradients and shadows
+    shift both ends alike): a body read white far dimmer than the white pieces beside it is a steel
+    coin, not one of them, and one read black far paler than the black pieces is brass or a shadow.
+    A board with fewer than three pieces of a colour says nothing of that colour."""
+    plate = 1.0 if dark_lines else 0.0
+    out = list(readings)
+    for k, (state, conf, evidence, tone, problem, plate_grey) in enumerate(readings):
+        if state not in ("black", "white") or problem:
+            continue
+        others = sorted(r[3] for j, r in enumerate(readings) if j != k and r[0] == state and not r[4])
+        if len(others) < 2:
+            continue
+        group = (others[(len(others) - 1) // 2] + others[len(others) // 2]) / 2.0  # their median
+        if abs(group - plate) >= ODD_TONE_GROUP and (tone - plate) / (group - plate) < ODD_TONE_SHARE:
+            out[k] = (state, conf, evidence, tone, "odd-tone", plate_grey)
     return out
 
 
