@@ -12,7 +12,9 @@ subcommand that runs, so `sanzi --help` stays fast and a broken tool cannot brea
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
+import signal
 import sys
 from typing import NamedTuple
 
@@ -94,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     sub_parser = sub.add_parser(known.command, help=command.help, description=command.help)
     module.add_arguments(sub_parser)
     args = full.parse_args(argv)
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: what a command that hangs waits on.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         return int(module.run(args) or 0)
     except KeyboardInterrupt:

@@ -349,8 +349,12 @@ def _raise_interrupt(signum: int, frame: Any) -> None:
 @contextlib.contextmanager
 def stop_on_signals() -> Iterator[None]:
     """Within the block, SIGTERM and SIGHUP raise KeyboardInterrupt like Ctrl-C does, so that a tool
-    killed politely still stops its stack (supervisord runs in its own session and would outlive it)."""
+    killed politely still stops its stack (supervisord runs in its own session and would outlive it).
+    Ctrl-C (SIGINT) raises it too even when this process was started with SIGINT ignored, as a shell
+    without job control starts a background command (``sanzi up &`` in a script): the stack is stopped
+    by ``kill -INT`` whoever started it."""
     previous = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:

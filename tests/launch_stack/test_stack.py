@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -86,6 +87,25 @@ def test_real_supervisord_restarts_a_killed_process_and_stops_cleanly(config: An
     stack.stop()  # twice is harmless
 
 
+def _exit_code(up: subprocess.Popen[str], runtime_dir: Path, timeout: float = 30.0) -> int:
+    """`sanzi up`'s exit code once it has stopped. When it has not stopped within ``timeout``, a failure
+    that says where it waits: its threads' stacks (SIGUSR1, see launch/cli.py), its output and the
+    stack's logs."""
+    try:
+        return up.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        up.send_signal(signal.SIGUSR1)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            up.wait(timeout=2)
+        up.kill()
+        out, err = up.communicate()
+        logs = "\n".join(
+            f"--- {path}\n{path.read_text(errors='replace')[-4000:]}"
+            for path in sorted(runtime_dir.rglob("*.log"))
+        )
+        pytest.fail(f"sanzi up did not stop within {timeout:.0f} s\nstdout:\n{out}\nstderr:\n{err}\n{logs}")
+
+
 def _sanzi(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "launch.cli", *args],
@@ -128,11 +148,13 @@ def test_up_status_down_commands(runtime_dir: Path, subprocess_env: dict[str, st
                 assert done.returncode == 0 and "stopped" in done.stdout
             else:
                 up.send_signal(signal.SIGINT)
-            assert up.wait(timeout=30) == 0
+            assert _exit_code(up, runtime_dir) == 0
         finally:
             if up.poll() is None:
                 up.kill()
                 up.wait()
+            # supervisord runs in its own session: a `sanzi up` killed above leaves it serving.
+            _sanzi("down", env=subprocess_env)
         assert not _alive(bus_pid)
         assert not client.reachable()
     gone = _sanzi("status", env=subprocess_env)
