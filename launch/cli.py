@@ -12,8 +12,10 @@ subcommand that runs, so `sanzi --help` stays fast and a broken tool cannot brea
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import importlib
+import io
 import signal
 import sys
 from typing import NamedTuple
@@ -73,6 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stacks_on_sigusr1() -> None:
+    """``kill -USR1 <pid>`` prints every thread's stack to stderr: what a command that hangs waits on.
+    Not where stderr is no file (a test that runs a command in its own process and captures it)."""
+    with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
@@ -96,8 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     sub_parser = sub.add_parser(known.command, help=command.help, description=command.help)
     module.add_arguments(sub_parser)
     args = full.parse_args(argv)
-    # `kill -USR1 <pid>` prints every thread's stack to stderr: what a command that hangs waits on.
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    _stacks_on_sigusr1()
     try:
         return int(module.run(args) or 0)
     except KeyboardInterrupt:
