@@ -4,7 +4,7 @@ showing through (the grain of a wood plate), not a piece.
 Before, the grain of a wood plate differed from the plate's surface just enough, in some squares, to
 look like a faint body at the plate's own tone: the corners' reading called it a white piece, the
 ring's reading saw nothing, and the square read white with confidence 0.75 (18 such phantoms over the
-five tuning runs, 17 of them on wood). A white piece on wood is far less saturated than the wood.
+five tuning runs, 15 of them on wood). A white piece on wood is far less saturated than the wood.
 """
 
 from __future__ import annotations
