@@ -635,6 +635,12 @@ def _saturation(bgr: np.ndarray) -> float:
     return (top - float(bgr.min())) / max(top, SATURATION_FLOOR)
 
 
+def _green_of(grey: float | np.ndarray, opponent: np.ndarray) -> float | np.ndarray:
+    """The green channel of colours given as grey and opponent colour (B-G, R-G: ``opponent`` (..., 2)),
+    as OpenCV weighs grey (0.114 B + 0.587 G + 0.299 R); blue and red are green plus their opponents."""
+    return grey - 0.114 * opponent[..., 0] - 0.299 * opponent[..., 1]
+
+
 def _plate_shows(med: np.ndarray, grey_off: float, plate_grey: float, plate_opponent: np.ndarray) -> bool:
     """Whether a body's middle (the median B, G, R of its pixels: ``med`` (3,); its median grey
     ``grey_off`` grid contrasts from the plate's) is the plate showing through: on a clearly coloured
@@ -647,8 +653,7 @@ def _plate_shows(med: np.ndarray, grey_off: float, plate_grey: float, plate_oppo
     (A cross on a dark plate, whose middle is half plate, stands off the plate's grey.)"""
     if grey_off > PLATE_SHOWS_TONE:
         return False
-    # Back from grey and opponent colour to B, G, R (grey = 0.114 B + 0.587 G + 0.299 R).
-    g = plate_grey - 0.114 * float(plate_opponent[0]) - 0.299 * float(plate_opponent[1])
+    g = float(_green_of(plate_grey, plate_opponent))
     plate = np.array([g + float(plate_opponent[0]), g, g + float(plate_opponent[1])])
     plate_sat = _saturation(plate)
     if plate_sat < PLATE_SHOWS_SATURATION or _saturation(med) < PLATE_SHOWS_SHARE * plate_sat:

@@ -18,6 +18,7 @@ from .pieces import (
     PIECE_MIN_RADIUS,
     _coloured,
     _faint_pieces,
+    _green_of,
     _middle_grey,
     _middles,
     _piece_evidence,
@@ -421,7 +422,7 @@ def _saturated_plate(
     polarity says so, as it does where a deep blue plate is as dark in grey as its black lines): there a
     piece's tone is taken in the brightest channel. Returns that mask and each plate's brightest
     channel."""
-    g = plate_grey - 0.114 * opponent[:, 0] - 0.299 * opponent[:, 1]
+    g = _green_of(plate_grey, opponent)
     light = np.maximum(g, g + np.max(opponent, axis=1))
     dark = np.minimum(g, g + np.min(opponent, axis=1))
     return ((line_level < plate_grey) | dark_lines) & (light - dark > PLATE_SATURATED * light), light
@@ -479,10 +480,10 @@ def _odd_tones_by_the_board(
     for k, (state, conf, evidence, tone, problem, plate_grey) in enumerate(readings):
         if state not in ("black", "white") or problem:
             continue
-        others = sorted(r[3] for j, r in enumerate(readings) if j != k and r[0] == state and not r[4])
+        others = [r[3] for j, r in enumerate(readings) if j != k and r[0] == state and not r[4]]
         if len(others) < 2:
             continue
-        group = (others[(len(others) - 1) // 2] + others[len(others) // 2]) / 2.0  # their median
+        group = median(np.array(others))
         if abs(group - plate) >= ODD_TONE_GROUP and (tone - plate) / (group - plate) < ODD_TONE_SHARE:
             out[k] = (state, conf, evidence, tone, "odd-tone", plate_grey)
     return out
