@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from services.vision.detector import detect
-from services.vision.detector.pieces import _level_edge, _round_edge, _square_masks
+from services.vision.detector.pieces import _dark_rim, _level_edge, _round_edge, _square_masks
 from tests.vision.flat.generator import make_frame
 
 from .test_sweep import truth_as_read
@@ -58,6 +58,38 @@ def test_a_disc_whose_edge_never_meets_the_plate_is_not_round() -> None:
     assert not _round_edge(dev, GEO, _piece())
 
 
+def _rimmed_black_disc_with_a_shadow() -> np.ndarray:
+    """A black piece 3 levels darker than the plate, its rim 7 darker, and a soft shadow 4 levels deep
+    reaching 0.12 pitch beyond it on one side (the lamp's): its half-way edge is no circle, its rim is."""
+    r = np.hypot(GEO.dx, GEO.dy)
+    dev = np.where(r <= RADIUS, -3.0, 0.0)
+    dev[(r > RADIUS - 0.04) & (r <= RADIUS)] = -7.0
+    toward_shadow = (GEO.dx > 0.1) & (r > RADIUS) & (r <= RADIUS + 0.12)
+    dev[toward_shadow] = -4.0
+    return dev
+
+
+def test_a_rim_round_where_the_shadow_leaves_the_edge_uneven() -> None:
+    dev = _rimmed_black_disc_with_a_shadow()
+    assert not _round_edge(dev, GEO, _piece())
+    assert _dark_rim(dev, GEO, _piece(), 1.0)
+
+
+def test_the_glow_of_light_lines_has_no_dark_rim() -> None:
+    to_line = 0.5 - np.maximum(np.abs(GEO.dx), np.abs(GEO.dy))
+    dev = -10.0 * (1.0 - np.exp(-to_line / 0.1))
+    assert not _dark_rim(dev, GEO, _piece(), 1.0)
+
+
+def test_a_rim_lighter_than_the_face_is_no_dark_rim() -> None:
+    """A light ring round a dark face (light lines' glow reaching round a dark middle) is not a black
+    piece's rim: only a ring darker than the face counts."""
+    r = np.hypot(GEO.dx, GEO.dy)
+    dev = np.where(r <= RADIUS, -6.0, 0.0)
+    dev[(r > RADIUS - 0.04) & (r <= RADIUS)] = -1.0
+    assert not _dark_rim(dev, GEO, _piece(), 1.0)
+
+
 def _profile(face: list[float], plate_rings: int = 3) -> tuple[np.ndarray, np.ndarray]:
     profile = np.array([*face, *([0.0] * plate_rings)])
     return profile, np.full(profile.size, 50)
@@ -78,7 +110,19 @@ def test_a_face_that_fades_towards_the_plate_is_not_level() -> None:
 #: pieces whose highlights broke their faces, and matte ones whose faint middles were taken for glow;
 #: and glossy ones of which only the highlight differed at the board's variation, a blob too small for
 #: a piece, so that the faint look never looked at their bodies (2, 54), (2, 133), (2, 207), (3, 118).
-BLACK_ON_DARK = ((2, 17), (3, 73), (2, 54), (2, 133), (2, 207), (3, 118))
+#: And black pieces whose soft shadow on one side left their half-way edge uneven while their darker rim
+#: is a circle (see pieces._dark_rim): (1, 238), (1, 271), (3, 54).
+BLACK_ON_DARK = (
+    (2, 17),
+    (3, 73),
+    (2, 54),
+    (2, 133),
+    (2, 207),
+    (3, 118),
+    (1, 238),
+    (1, 271),
+    (3, 54),
+)
 
 
 @pytest.mark.parametrize(("seed", "index"), BLACK_ON_DARK)

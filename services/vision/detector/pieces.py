@@ -278,7 +278,9 @@ def _faint_pieces(
             tone_grey = _middle_grey(grey[k], piece, geo)
             body_off = abs(tone_grey - float(plate_grey[k])) > FAINT_BODY_K * float(t[k])
             dark = body_off and tone_grey < white_from[k] and tone_grey <= plate_grey[k]
-            if dark and not _round_edge(grey_dev[k], geo, piece):
+            if dark and not (
+                _round_edge(grey_dev[k], geo, piece) or _dark_rim(grey_dev[k], geo, piece, t[k])
+            ):
                 continue
             found[k] = piece
             left[k] = False
@@ -472,7 +474,12 @@ def _faint_piece(
 
 
 def _circular_outline(
-    grey_dev: np.ndarray, geo: _SquareMasks, centre: np.ndarray, body: float, threshold: float
+    grey_dev: np.ndarray,
+    geo: _SquareMasks,
+    centre: np.ndarray,
+    body: float,
+    threshold: float,
+    sense: float | None = None,
 ) -> tuple[np.ndarray, float] | None:
     """A piece's outline as a circle, or None: around ``centre`` (pitches from the square's), in each of
     ``EDGE_SECTORS`` sectors the ring of ``EDGE_STEP`` (from ``PIECE_MIN_RADIUS`` out to the square's
@@ -490,7 +497,8 @@ def _circular_outline(
     if not inside.any(axis=1).all():
         return None
     off = np.where(inside, sums[:, first:] / np.maximum(totals[:, first:], 1), 0.0)
-    sense = 1.0 if off.max() >= -off.min() else -1.0
+    if sense is None:
+        sense = 1.0 if off.max() >= -off.min() else -1.0
     peak = np.argmax(off * sense, axis=1)
     if float((off[np.arange(EDGE_SECTORS), peak] * sense).min()) < OUTLINE_CIRCLE_K * threshold:
         return None
@@ -506,6 +514,22 @@ def _circular_outline(
     if math.hypot(*at) > MAX_PIECE_OFFSET or not PIECE_MIN_RADIUS <= fitted < PIECE_MAX_EDGE:
         return None
     return at, fitted
+
+
+def _dark_rim(
+    grey_dev: np.ndarray,
+    geo: _SquareMasks,
+    piece: tuple[np.ndarray, float, np.ndarray, float],
+    threshold: float,
+) -> bool:
+    """Whether a dark faint piece (``piece`` as :func:`_faint_piece` gives it) is ringed by a rim darker
+    than its face, on a circle (:func:`_circular_outline` with the darker sense): a black piece's rim,
+    which the soft shadow on one side leaves round where the half-way edge of :func:`_round_edge` is
+    not. The glow of light lines only lightens towards the lines."""
+    _d, _evidence, centre, edge = piece
+    middle = np.hypot(geo.dx - centre[0], geo.dy - centre[1]) <= _middle_radius(edge)
+    body = median(grey_dev[middle])
+    return _circular_outline(grey_dev, geo, centre, body, float(threshold), sense=-1.0) is not None
 
 
 def _round_edge(
