@@ -124,6 +124,11 @@ def _read_squares_ring(
             )
             t = np.where(by_light, t_light, t)
     foreign = _foreign_ring(differs, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
+    # A middle beyond the lines' own tone (darker than dark lines, lighter than light ones) is no bare
+    # board, whatever the ring says: a large piece covers the ring too, and the disc does not differ
+    # from it.
+    beyond = (t < 0.0) if dark_lines else (t > 1.0)
+    foreign = ["beyond-lines" if b and not w else w for b, w in zip(beyond.tolist(), foreign, strict=True)]
     out: list[tuple[str, float, float, float, str, float]] = []
     f0 = RING_PIECE_MIN_FILL
     for f, tone, why, bg in zip(fill.tolist(), t.tolist(), foreign, bg_grey.tolist(), strict=True):
