@@ -81,6 +81,13 @@ PLAIN_CORNER_K: Final = 2.0
 MARGIN_MIN_PX: Final = 2.5
 #: a square the two readings disagree on is read with at most this confidence.
 DISAGREEMENT_MAX_CONFIDENCE: Final = 0.75
+#: a full board of large pieces: when this many squares' corners are off the board's surface, the
+#: squares are read again against the surface alone, with the plate's variation taken in the quietest
+#: FULL_BOARD_QUIET_SHARE of the corners; a square flagged for its corners alone takes that reading when
+#: it is a clean piece, at most FULL_BOARD_CONFIDENCE sure (see _read_squares).
+FULL_BOARD_SQUARES: Final = 3
+FULL_BOARD_QUIET_SHARE: Final = 25.0
+FULL_BOARD_CONFIDENCE: Final = 0.85
 #: what the ring reading flags that is kept whatever the corners' reading says.
 RING_FLAGS_KEPT: Final = ("elongated",)
 #: ``sqrt(b * b + r * r)`` is within a few units in the last place of ``np.hypot(b, r)``: it decides
@@ -168,6 +175,7 @@ def _read_squares(
     noise: float,
     params: DetectorParams,
     dark_lines: bool,
+    full_board: bool = False,
 ) -> tuple[list[tuple[str, float, float, float, str, float]], np.ndarray]:
     """(state, confidence, piece evidence, lightness, foreign, plate grey) of every square
     (``dark_lines``: the grid's polarity); ``foreign`` is "" or why something that is not a piece is in
@@ -191,6 +199,14 @@ def _read_squares(
     channel instead of grey. A highlight or a rim is a minority of the middle and changes nothing.
     A square read bare whose middle is far from the plate's tone is not bare (its corners took a large
     piece's level), and a bare reading on a plate that could hide a piece is never certain.
+
+    *A full board of large pieces*: the pieces' blur and shadows reach the corners, which then take the
+    pieces' levels (lighter round white pieces, darker round black ones) and vary within themselves;
+    every threshold swells and the squares' corners lie off the board's surface ("background"). When
+    ``FULL_BOARD_SQUARES`` or more squares are so, they are read again (``full_board``) against the
+    board's smooth surface alone, not each square's own corners, with the plate's variation taken in
+    its quietest corners; a square flagged for its corners alone takes that reading when it is a clean
+    piece, never certain.
     """
     s, m = canon.px, canon.margin
     # Clear of the lines' blur: a margin of a few image pixels at least.
@@ -212,6 +228,8 @@ def _read_squares(
     # corner in a shadow does not move it), so a square lit or clipped unlike the surface stays bare.
     n_q = len(geo.corner_index)
     own = median_along((vals - plate_corners).reshape(n_q, 9, n_ch), 0)  # (9, C)
+    if full_board:
+        own = np.zeros_like(own)  # the corners hold the pieces' levels: the board's surface alone
     plate = plate_px.reshape(9, -1, n_ch) + own[:, None, :]
     dev = data - plate  # (9, P, C)
     # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board: over the
@@ -230,6 +248,9 @@ def _read_squares(
     # alone. Soft shadows of large pieces reach some corners and set them apart from the surface, which
     # swells ``vary``; a white piece a few grey levels off a white plate then stays under it.
     texture = max(MAD_TO_SIGMA * median(_corner_spreads(dev[..., 0], geo)), noise)
+    if full_board:
+        # The pieces' edges cross most corners: the plate's own variation is in the quietest.
+        texture = vary = max(MAD_TO_SIGMA * _quiet_corner_spread(dev[..., 0], geo), noise)
     plate_grey = plate[..., 0].mean(axis=1)  # (9,)
     contrast = np.abs(line_level - plate_grey)  # (9,) the grid's own contrast around each square
     scale = _median_of_nine(contrast)
@@ -373,7 +394,16 @@ def _read_squares(
         out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
     if _pieces_like_the_plate(out, line_level < plate_grey):
         out = [(r[0], min(r[1], HIDING_PLATE_CONFIDENCE), *r[2:]) if r[0] == "empty" else r for r in out]
-    return out, np.column_stack([centres_off, edges, middle_grey])
+    discs = np.column_stack([centres_off, edges, middle_grey])
+    if not full_board and sum(r[4] == "background" for r in out) >= FULL_BOARD_SQUARES:
+        again, again_discs = _read_squares(
+            canon, half_width, line_level, pitch_px, noise, params, dark_lines, full_board=True
+        )
+        for k, (first, second) in enumerate(zip(out, again, strict=True)):
+            if first[4] == "background" and second[0] in ("black", "white") and not second[4]:
+                out[k] = (second[0], min(second[1], FULL_BOARD_CONFIDENCE), *second[2:])
+                discs[k] = again_discs[k]
+    return out, discs
 
 
 def _pieces_like_the_plate(
@@ -520,6 +550,19 @@ def _combine(
             chosen = (chosen[0], min(chosen[1], DISAGREEMENT_MAX_CONFIDENCE), *chosen[2:])
         out.append(chosen)
     return out
+
+
+def _quiet_corner_spread(values: np.ndarray, geo: _SquareMasks) -> float:
+    """The ``FULL_BOARD_QUIET_SHARE`` percentile, over the nine squares' corners, of each corner's median
+    absolute deviation of ``values`` ((9, P), one per pixel of each square's inside) from its own
+    median: the variation of the corners no piece's edge crosses."""
+    z = values[:, geo.corner_index]  # (9, Q, K)
+    medians = _corner_medians(values[..., None], geo)[..., 0].T  # (9, Q)
+    spread = np.abs(z - medians[..., None])
+    per_corner = [
+        median(spread[k, q][geo.corner_valid[q]]) for k in range(z.shape[0]) for q in range(z.shape[1])
+    ]
+    return percentile(np.array(per_corner), FULL_BOARD_QUIET_SHARE)
 
 
 def _corner_spreads(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
