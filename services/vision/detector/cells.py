@@ -15,6 +15,7 @@ from messages import BoardPose
 
 from .geometry import GRID_SQUARES, _angle_diff90, _apply_h, _odd, _wrap90, homography_of
 from .model import MAX_HALF_WIDTH, MIN_HALF_WIDTH, DetectorParams, Polarity
+from .stats import median
 
 #: a lattice of all nine cells whose mean residual is below 0.1 pitch is taken at once.
 FULL_GRID_SCORE: Final = 8.9
@@ -218,7 +219,7 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
         pitch=pitch,
         angle=angle,
         score=score,
-        side=float(np.median(cells.side[mem])),
+        side=median(cells.side[mem]),
     )
 
 

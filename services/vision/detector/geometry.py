@@ -72,8 +72,8 @@ def pose_from_homography(h_img_to_canon: np.ndarray) -> BoardPose:
     return BoardPose(
         center_px=Point(float(center[0]), float(center[1])),
         angle_deg=float(angle),
-        corners_px=tuple(Point(float(x), float(y)) for x, y in corners),  # type: ignore[arg-type]
-        homography=tuple(float(v) for v in hn.ravel()),
+        corners_px=tuple(Point(x, y) for x, y in corners.tolist()),  # type: ignore[arg-type]
+        homography=tuple(hn.ravel().tolist()),
     )
 
 

@@ -47,9 +47,13 @@ def median_along(values: np.ndarray, axis: int) -> np.ndarray:
         return np.median(values, axis=axis)  # NaN, with numpy's warning
     k = n // 2
     # A full sort (vectorised) beats a partition at several points on the short rows read here, and
-    # runs fastest along contiguous values: the axis is moved last in a copy.
-    p = np.moveaxis(values, axis, -1).copy(order="C")
-    p.sort(axis=-1)
+    # runs fastest along contiguous values: the axis is moved last in a copy (when it is not last
+    # already: then np.sort's own copy is the cheaper one).
+    if axis in (-1, values.ndim - 1):
+        p = np.sort(values, axis=-1)
+    else:
+        p = np.moveaxis(values, axis, -1).copy(order="C")
+        p.sort(axis=-1)
     out = p[..., k] if n % 2 else (p[..., k - 1] + p[..., k]) / 2
     nan = np.isnan(p[..., n - 1])
     if nan.any():
