@@ -66,13 +66,20 @@ def test_least_squares_is_numpys() -> None:
     rng = np.random.default_rng(4)
     for trial in range(200):
         m, n = int(rng.integers(2, 12)), int(rng.integers(1, 4))
-        a = rng.normal(0, 10, (m, n))
+        a = rng.normal(0, 10, (m, n)).astype(np.float32 if trial % 5 < 2 else np.float64)
         b = rng.normal(0, 10, m) if trial % 2 else rng.normal(0, 10, (m, int(rng.integers(1, 4))))
+        b = b.astype(np.float32 if trial % 5 in (1, 2) else np.float64)
         rcond = None if trial % 3 else float(m) * float(np.finfo(np.float64).eps)
-        assert least_squares(a, b, rcond).tobytes() == np.linalg.lstsq(a, b, rcond)[0].tobytes(), trial
+        mine, numpys = least_squares(a, b, rcond), np.linalg.lstsq(a, b, rcond)[0]
+        assert mine.dtype == numpys.dtype and mine.tobytes() == numpys.tobytes(), trial
     # A stack of right-hand sides against one design: each solution is that of its own call.
     a = rng.normal(0, 10, (6, 2))
     bs = rng.normal(0, 10, (8, 6, 1))
     stacked = least_squares(a, bs)
     for b, x in zip(bs, stacked, strict=True):
         assert x.tobytes() == np.linalg.lstsq(a, b)[0].tobytes()
+    # No points at all: zeros, as numpy gives.
+    assert (
+        least_squares(np.zeros((0, 3)), np.zeros(0)).tobytes()
+        == np.linalg.lstsq(np.zeros((0, 3)), np.zeros(0))[0].tobytes()
+    )

@@ -85,13 +85,18 @@ def percentile(values: np.ndarray, q: float) -> float:
 
 
 def least_squares(a: np.ndarray, b: np.ndarray, rcond: float | None = None) -> np.ndarray:
-    """``np.linalg.lstsq(a, b, rcond)[0]`` for float64 arrays ``a`` (M, N) and ``b`` (M,) or (M, K),
-    or stacks of them (leading axes broadcast, one solve each): the same LAPACK kernel on the same
-    values, so the same bits, without the wrapper's conversions and checks. ``rcond`` None is numpy's
-    default (the machine epsilon times the larger side of ``a``). Unlike numpy it does not raise when
-    the solve fails to converge (it cannot on the small, well-posed fits here): the solution is NaN."""
+    """``np.linalg.lstsq(a, b, rcond)[0]`` for float arrays ``a`` (M, N) and ``b`` (M,) or (M, K), or
+    stacks of them (leading axes broadcast, one solve each): the same LAPACK kernel on the same values
+    (in float64), so the same bits, without the wrapper's conversions and checks; float32 like numpy's
+    when both are float32. ``rcond`` None is numpy's default (the machine epsilon times the larger side
+    of ``a``). Unlike numpy it does not raise when the solve fails to converge (it cannot on the small,
+    well-posed fits here): the solution is NaN."""
     if rcond is None:
         rcond = FLOAT_EPS * max(a.shape[-2:])
     if b.ndim == 1:
-        return _umath_linalg.lstsq(a, b[:, None], rcond, signature="ddd->ddid")[0][:, 0]
-    return _umath_linalg.lstsq(a, b, rcond, signature="ddd->ddid")[0]
+        x = _umath_linalg.lstsq(a, b[:, None], rcond, signature="ddd->ddid")[0][:, 0]
+    else:
+        x = _umath_linalg.lstsq(a, b, rcond, signature="ddd->ddid")[0]
+    if a.shape[-2] == 0:
+        x[...] = 0.0  # no points: numpy's answer
+    return x.astype(np.float32) if a.dtype == b.dtype == np.float32 else x
