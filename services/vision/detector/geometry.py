@@ -43,8 +43,8 @@ def _wrap90(angle_deg: float) -> float:
     return a - 45.0
 
 
-def _angle_diff90(a: np.ndarray | float, b: float) -> np.ndarray | float:
-    """Smallest difference between angles taken modulo 90 degrees."""
+def _angle_diff90(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray | float:
+    """Smallest difference between angles taken modulo 90 degrees (elementwise, broadcast)."""
     d = np.mod(np.asarray(a) - b + 45.0, 90.0) - 45.0
     return np.abs(d)
 
