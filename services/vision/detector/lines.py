@@ -313,13 +313,16 @@ def _verify_grid(
         * sign
     )
     offsets = np.arange(-reach, reach + 1)
-    along = reach + np.arange(round(1.1 * s), round(3.9 * s))  # the grid's extent, crossings included
+    along = slice(reach + round(1.1 * s), reach + round(3.9 * s))  # the grid's extent, crossings included
     strength = np.zeros((2, span + 1))
     profiles = np.zeros((2, span + 1, offsets.size))
     # Every line's cross-line offsets, one direction's lines side by side: one median per direction
     # (column by column, as each line's own would be).
     pos = (reach + s * np.arange(span + 1)[:, None] + offsets[None, :]).ravel()
-    for d, prof in enumerate((view[np.ix_(along, pos)], view[np.ix_(pos, along)].T)):
+    # (np.take gathers the lines' offsets across the grid's extent: the same values as indexing with
+    # np.ix_, at a fraction of its cost.)
+    across = (np.take(view[along], pos, axis=1), np.take(view[:, along], pos, axis=0).T)
+    for d, prof in enumerate(across):
         med = median_along(prof, 0).reshape(span + 1, offsets.size)  # robust to pieces beside the line
         profiles[d] = med
         peak = med[:, reach - 1 : reach + 2].max(axis=1)
