@@ -1,6 +1,8 @@
 """The detector's order statistics (:mod:`services.vision.detector.stats`) are numpy's own, to the bit:
 ``np.median`` and ``np.percentile`` without their wrappers' overhead, on the dtypes the detector reads
-(float32 and float64 with ties and NaN, uint8 and int64), whole arrays and along an axis."""
+(float32 and float64 with ties and NaN, uint8 and int64), whole arrays and along an axis. And
+``np.linalg.lstsq``'s solution without its wrapper, on the fits the detector makes (straight lines
+through a few points, one or several at once; a plane through nine)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from services.vision.detector.stats import median, median_along, percentile
+from services.vision.detector.stats import least_squares, median, median_along, percentile
 
 DTYPES = (np.float32, np.float64, np.uint8, np.int64)
 
@@ -58,3 +60,26 @@ def test_median_along_an_axis_is_numpys(dtype: type) -> None:
             got, expected = median_along(y, axis), np.median(y, axis=axis)
             assert got.dtype == expected.dtype and got.shape == expected.shape
             assert np.array_equal(got, expected, equal_nan=True), (trial, axis)
+
+
+def test_least_squares_is_numpys() -> None:
+    rng = np.random.default_rng(4)
+    for trial in range(200):
+        m, n = int(rng.integers(2, 12)), int(rng.integers(1, 4))
+        a = rng.normal(0, 10, (m, n)).astype(np.float32 if trial % 5 < 2 else np.float64)
+        b = rng.normal(0, 10, m) if trial % 2 else rng.normal(0, 10, (m, int(rng.integers(1, 4))))
+        b = b.astype(np.float32 if trial % 5 in (1, 2) else np.float64)
+        rcond = None if trial % 3 else float(m) * float(np.finfo(np.float64).eps)
+        mine, numpys = least_squares(a, b, rcond), np.linalg.lstsq(a, b, rcond)[0]
+        assert mine.dtype == numpys.dtype and mine.tobytes() == numpys.tobytes(), trial
+    # A stack of right-hand sides against one design: each solution is that of its own call.
+    a = rng.normal(0, 10, (6, 2))
+    bs = rng.normal(0, 10, (8, 6, 1))
+    stacked = least_squares(a, bs)
+    for b, x in zip(bs, stacked, strict=True):
+        assert x.tobytes() == np.linalg.lstsq(a, b)[0].tobytes()
+    # No points at all: zeros, as numpy gives.
+    assert (
+        least_squares(np.zeros((0, 3)), np.zeros(0)).tobytes()
+        == np.linalg.lstsq(np.zeros((0, 3)), np.zeros(0))[0].tobytes()
+    )

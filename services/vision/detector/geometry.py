@@ -43,8 +43,8 @@ def _wrap90(angle_deg: float) -> float:
     return a - 45.0
 
 
-def _angle_diff90(a: np.ndarray | float, b: float) -> np.ndarray | float:
-    """Smallest difference between angles taken modulo 90 degrees."""
+def _angle_diff90(a: np.ndarray | float, b: np.ndarray | float) -> np.ndarray | float:
+    """Smallest difference between angles taken modulo 90 degrees (elementwise, broadcast)."""
     d = np.mod(np.asarray(a) - b + 45.0, 90.0) - 45.0
     return np.abs(d)
 
@@ -72,8 +72,8 @@ def pose_from_homography(h_img_to_canon: np.ndarray) -> BoardPose:
     return BoardPose(
         center_px=Point(float(center[0]), float(center[1])),
         angle_deg=float(angle),
-        corners_px=tuple(Point(float(x), float(y)) for x, y in corners),  # type: ignore[arg-type]
-        homography=tuple(float(v) for v in hn.ravel()),
+        corners_px=tuple(Point(x, y) for x, y in corners.tolist()),  # type: ignore[arg-type]
+        homography=tuple(hn.ravel().tolist()),
     )
 
 

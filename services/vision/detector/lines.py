@@ -16,7 +16,7 @@ import numpy as np
 from .geometry import CANON_MARGIN, GRID_SQUARES, _apply_h, _read_only
 from .image import _Image
 from .model import MAX_HALF_WIDTH, MIN_HALF_WIDTH, DetectorParams, Polarity
-from .stats import median, median_along
+from .stats import FLOAT_EPS, least_squares, median, median_along
 
 #: segments per square side whose cross-line profile places a line (two: the crossings are skipped).
 SEGMENTS_PER_SIDE: Final = 2
@@ -50,8 +50,6 @@ CORNER_INSET: Final = 0.12
 CORNER_SIZE: Final = 0.1
 #: how far the grid check's line profiles reach on each side of a line, in pitches.
 VERIFY_REACH: Final = 0.15
-#: the float64 machine epsilon (``np.polyfit``'s default ``rcond`` is the points' count times it).
-FLOAT_EPS: Final = float(np.finfo(np.float64).eps)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -74,14 +72,30 @@ class _LineFit:
     px: int
 
 
+@lru_cache(maxsize=64)
 def _segment_bounds(s: int, m: int) -> np.ndarray:
     """Start and end (canonical px, along the line) of every segment: two per square side, clear of the
-    crossings. Shape (3 * SEGMENTS_PER_SIDE, 2)."""
+    crossings. Shape (3 * SEGMENTS_PER_SIDE, 2). The same for every frame at these sizes, so built once."""
     out = []
     for j in range(GRID_SQUARES):
         for a, b in ((0.12, 0.5), (0.5, 0.88)):
             out.append((m + int((j + a) * s), m + int((j + b) * s)))
-    return np.array(out)
+    return _read_only(np.array(out))[0]
+
+
+@lru_cache(maxsize=64)
+def _segment_geometry(s: int, m: int) -> tuple[np.ndarray, ...]:
+    """What :func:`_fit_lines` derives from :func:`_segment_bounds` alone (for a view of ``s`` px a square
+    and ``m`` margin): the bounds flat (``np.add.reduceat``'s indices), each segment's length (float32),
+    its middle relative to the view's centre (float64: the points the lines are fitted at), the lines'
+    positions, and the view's ``to_canvas`` map with its inverse. Built once for these sizes."""
+    bounds = _segment_bounds(s, m)
+    size = GRID_SQUARES * s + 2 * m
+    lengths = (bounds[:, 1] - bounds[:, 0]).astype(np.float32)
+    along = ((bounds[:, 0] + bounds[:, 1]) / 2.0).astype(np.float64) - size / 2.0
+    lines = m + s * np.arange(GRID_SQUARES + 1)
+    to_canvas = np.array([[s, 0.0, m], [0.0, s, m], [0.0, 0.0, 1.0]])
+    return _read_only(bounds.ravel(), lengths, along, lines, to_canvas, np.linalg.inv(to_canvas))
 
 
 def _straight_fit(t: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -89,8 +103,8 @@ def _straight_fit(t: np.ndarray, y: np.ndarray) -> np.ndarray:
     without its checks and options, in the same steps (columns scaled to unit norm, the same LAPACK
     solve), so that the fit is the same to the bit."""
     design, scale = _scaled_design(np.asarray(t, np.float64).tobytes())
-    coef = np.linalg.lstsq(design, y + 0.0, t.size * FLOAT_EPS)[0]
-    return coef / scale
+    # (``np.polyfit``'s default ``rcond``: the points' count times the machine epsilon.)
+    return least_squares(design, y.astype(np.float64), t.size * FLOAT_EPS) / scale
 
 
 @lru_cache(maxsize=64)
@@ -120,7 +134,7 @@ def _fit_lines(
     s = int(min(params.canonical_max_px, max(params.canonical_min_px, round(pitch_px))))
     m = max(2, round(CANON_MARGIN * s))
     size = GRID_SQUARES * s + 2 * m
-    to_canvas = np.array([[s, 0.0, m], [0.0, s, m], [0.0, 0.0, 1.0]])
+    idx, lengths, along, lines, to_canvas, from_canvas = _segment_geometry(s, m)
     try:
         view = cv2.warpPerspective(
             gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
@@ -131,14 +145,10 @@ def _fit_lines(
     band = max(1, round(half_width * s))
     reach = min(m - 1, band + max(2, round(LINE_REACH * s)))
     offsets = np.arange(-reach, reach + 1, dtype=np.float32)
-    bounds = _segment_bounds(s, m)
-    lines = m + s * np.arange(GRID_SQUARES + 1)
     # profiles[d, k, j, o]: direction d (0 vertical lines, 1 horizontal), line k, segment j, offset o.
     cols = lines[:, None] + offsets.astype(int)[None, :]  # (4, O)
     vert = img[:, cols]  # (size, 4, O): rows along the vertical lines
     horiz = img[cols, :].transpose(2, 0, 1)  # (size, 4, O): columns along the horizontal lines
-    idx = bounds.ravel()
-    lengths = (bounds[:, 1] - bounds[:, 0]).astype(np.float32)
     prof = np.stack(
         [np.add.reduceat(a, idx, axis=0)[::2] / lengths[:, None, None] for a in (vert, horiz)]
     )  # (2, J, 4, O)
@@ -151,35 +161,12 @@ def _fit_lines(
     seen = contrast >= SEGMENT_SEEN_FRAC * max(typical, 1e-3)
     # The line's ends are inside the profile window: a centroid near the window's edge is not a line.
     seen &= np.abs(offset) < reach - 0.5
-    along = ((bounds[:, 0] + bounds[:, 1]) / 2.0).astype(np.float64)  # (J,)
-    fits: list[list[tuple[float, float] | None]] = [[], []]
-    used = []
-    for d in range(2):
-        for k in range(GRID_SQUARES + 1):
-            ok = seen[d, :, k]
-            fit = None
-            for _ in range(2):
-                n_ok = np.count_nonzero(ok)  # (cheaper than a boolean sum)
-                if n_ok < 2:
-                    fit = None
-                    break
-                t = along[ok] - size / 2.0
-                a, b = (
-                    _straight_fit(t, offset[d, ok, k]) if n_ok >= 3 else (0.0, float(offset[d, ok, k].mean()))
-                )
-                resid = np.abs(a * (along - size / 2.0) + b - offset[d, :, k])
-                fit = (float(lines[k] + b), float(a))
-                keep = ok & (resid <= SEGMENT_OUTLIER_PX)
-                if np.count_nonzero(keep) == n_ok:
-                    break
-                ok = keep
-            used.append(ok)
-            fits[d].append(fit)
+    fits = _line_fits(seen, offset, along, lines)
     seen_frac = float(seen.mean())
     offs = np.abs(offset[seen]) if seen.any() else np.array([np.inf])
     max_off, rms = float(offs.max()), float(np.sqrt(np.mean(offs**2)))
-    vert_fits = [(k, f) for k, f in enumerate(fits[0]) if f is not None]
-    horiz_fits = [(k, f) for k, f in enumerate(fits[1]) if f is not None]
+    vert_fits = [(k, f) for k, f in enumerate(fits[: GRID_SQUARES + 1]) if f is not None]
+    horiz_fits = [(k, f) for k, f in enumerate(fits[GRID_SQUARES + 1 :]) if f is not None]
     if len(vert_fits) < MIN_FITTED_LINES or len(horiz_fits) < MIN_FITTED_LINES:
         return _LineFit(h, max_off, rms, seen_frac, s)
     src, dst = [], []
@@ -195,8 +182,64 @@ def _fit_lines(
     corr, _ = cv2.findHomography(np.array(src, np.float64), np.array(dst, np.float64), 0)
     if corr is None:
         return _LineFit(h, max_off, rms, seen_frac, s)
-    h_new = np.linalg.inv(to_canvas) @ corr @ to_canvas @ h
+    h_new = from_canvas @ corr @ to_canvas @ h
     return _LineFit(h_new / h_new[2, 2], max_off, rms, seen_frac, s)
+
+
+def _line_fits(
+    seen: np.ndarray, offset: np.ndarray, along: np.ndarray, lines: np.ndarray
+) -> list[tuple[float, float] | None]:
+    """Each grid line's straight fit in :func:`_fit_lines`' view: (position at the view's centre,
+    slope) of the vertical lines then the horizontal ones, or None for a line seen in fewer than two
+    segments. ``seen`` and ``offset`` are (2, J, 4): direction, segment, line; ``along`` the segments'
+    middles from the view's centre, ``lines`` the lines' positions.
+
+    A line is fitted to its seen segments' offsets, and once more without those farther than
+    ``SEGMENT_OUTLIER_PX`` from that fit. The lines seen in every segment (most, most frames) are
+    fitted together first: the same least-squares kernel on the same points, one call for all of
+    them (each line's coefficients are those of its own call); those with an outlier, and the lines
+    seen in fewer segments, are then fitted one by one (:func:`_line_fit`)."""
+    n_seg = along.size
+    offsets = offset.transpose(0, 2, 1).reshape(-1, n_seg)  # (8, J): line by line
+    whole = np.flatnonzero(seen.all(axis=1).ravel())
+    fits: list[tuple[float, float] | None] = [None] * offsets.shape[0]
+    settled = np.zeros(offsets.shape[0], bool)
+    if whole.size and n_seg >= 3:
+        design, scale = _scaled_design(along.tobytes())
+        ys = offsets[whole][..., None].astype(np.float64)
+        coef = least_squares(design, ys, n_seg * FLOAT_EPS)[..., 0] / scale
+        slope, at = coef[:, 0], coef[:, 1]
+        resid = np.abs(slope[:, None] * along + at[:, None] - offsets[whole])
+        clean = (resid <= SEGMENT_OUTLIER_PX).all(axis=1)
+        for i, line in enumerate(whole.tolist()):
+            if clean[i]:
+                fits[line] = (float(lines[line % (GRID_SQUARES + 1)] + at[i]), float(slope[i]))
+                settled[line] = True
+    for line in np.flatnonzero(~settled).tolist():
+        d, k = divmod(line, GRID_SQUARES + 1)
+        fits[line] = _line_fit(seen[d, :, k], offsets[line], along, lines[k])
+    return fits
+
+
+def _line_fit(
+    ok: np.ndarray, offset: np.ndarray, along: np.ndarray, line: np.integer
+) -> tuple[float, float] | None:
+    """One grid line's fit (see :func:`_line_fits`): the segments ``ok`` (seen) of its ``offset`` (J,)
+    at ``along``, from its position ``line``."""
+    fit = None
+    for _ in range(2):
+        n_ok = np.count_nonzero(ok)  # (cheaper than a boolean sum)
+        if n_ok < 2:
+            return None
+        t = along[ok]  # the segments' middles, from the view's centre
+        a, b = _straight_fit(t, offset[ok]) if n_ok >= 3 else (0.0, float(offset[ok].mean()))
+        resid = np.abs(a * along + b - offset)
+        fit = (float(line + b), float(a))
+        keep = ok & (resid <= SEGMENT_OUTLIER_PX)
+        if np.count_nonzero(keep) == n_ok:
+            break
+        ok = keep
+    return fit
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -270,13 +313,16 @@ def _verify_grid(
         * sign
     )
     offsets = np.arange(-reach, reach + 1)
-    along = reach + np.arange(round(1.1 * s), round(3.9 * s))  # the grid's extent, crossings included
+    along = slice(reach + round(1.1 * s), reach + round(3.9 * s))  # the grid's extent, crossings included
     strength = np.zeros((2, span + 1))
     profiles = np.zeros((2, span + 1, offsets.size))
     # Every line's cross-line offsets, one direction's lines side by side: one median per direction
     # (column by column, as each line's own would be).
     pos = (reach + s * np.arange(span + 1)[:, None] + offsets[None, :]).ravel()
-    for d, prof in enumerate((view[np.ix_(along, pos)], view[np.ix_(pos, along)].T)):
+    # (np.take gathers the lines' offsets across the grid's extent: the same values as indexing with
+    # np.ix_, at a fraction of its cost.)
+    across = (np.take(view[along], pos, axis=1), np.take(view[:, along], pos, axis=0).T)
+    for d, prof in enumerate(across):
         med = median_along(prof, 0).reshape(span + 1, offsets.size)  # robust to pieces beside the line
         profiles[d] = med
         peak = med[:, reach - 1 : reach + 2].max(axis=1)

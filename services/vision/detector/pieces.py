@@ -16,7 +16,7 @@ import numpy as np
 
 from .geometry import GRID_SQUARES, SQUARE_CENTRES, _read_only
 from .model import FOREIGN_ELONGATION
-from .stats import median, median_along
+from .stats import least_squares, median, median_along
 
 #: a square's four corners keep at least this many pixels in all.
 MIN_CORNER_PIXELS: Final = 16
@@ -506,7 +506,7 @@ def _circular_outline(
     angle = (np.arange(EDGE_SECTORS) + 0.5) * (2 * math.pi / EDGE_SECTORS) - math.pi
     x, y = radius * np.cos(angle), radius * np.sin(angle)
     a = np.stack([2 * x, 2 * y, np.ones_like(x)], axis=1)
-    (cx, cy, c), *_ = np.linalg.lstsq(a, x * x + y * y, rcond=None)
+    cx, cy, c = least_squares(a, x * x + y * y)
     fitted = math.sqrt(max(c + cx * cx + cy * cy, 0.0))
     if float(np.abs(np.hypot(x - cx, y - cy) - fitted).max()) > OUTLINE_CIRCLE_RESIDUAL:
         return None
@@ -730,7 +730,7 @@ def _round(d: np.ndarray, geo: _SquareMasks, centre: np.ndarray) -> bool:
     ends = ends[free[sector[ends]] & d[ends]]
     x, y = geo.dx[ends], geo.dy[ends]
     a = np.stack([2 * x, 2 * y, np.ones_like(x)], axis=1)
-    (cx, cy, c), *_ = np.linalg.lstsq(a, x * x + y * y, rcond=None)
+    cx, cy, c = least_squares(a, x * x + y * y)
     radius = math.sqrt(max(c + cx * cx + cy * cy, 0.0))
     farthest = float(np.hypot(geo.dx[d] - cx, geo.dy[d] - cy).max())
     return radius <= ROUND_MAX_REACH and farthest <= ROUND_MAX_RATIO * radius

@@ -346,7 +346,8 @@ def read_at_pose(
     total = np.bincount(owners[own_ok], minlength=9).astype(float)
     hidden = np.bincount(owners[own_ok], weights=hidden_sample[own_ok].astype(float), minlength=9)
     hidden_frac = hidden / np.maximum(total, 1)
-    centres = _apply_h(np.linalg.inv(h), SQUARE_CENTRES)
+    inv = np.linalg.inv(h)
+    centres = _apply_h(inv, SQUARE_CENTRES)
     squares: list[SquareReading] = []
     any_low = False
     for n in range(9):
@@ -372,7 +373,7 @@ def read_at_pose(
     # Why squares are covered, for the annotation and for study: not-a-piece inside, line crossed.
     why = {f"foreign_{r[4]}": float(sum(x[4] == r[4] for x in readings)) for r in readings if r[4]}
     why["crossed"] = float(crossed.sum())
-    supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params, im.bgr)
+    supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params, im.bgr, h_inv=inv)
     problem = "occluded" if occluded else ("low-confidence" if any_low else "")
     return Detection(
         found=True,

@@ -28,7 +28,7 @@ from .pieces import (
     _square_masks,
     _SquareMasks,
 )
-from .stats import median, median_along, percentile
+from .stats import least_squares, median, median_along, percentile
 
 #: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
 CHROMA_OF_PLATE: Final = 0.35
@@ -157,7 +157,7 @@ def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[n
     keep = np.ones(len(values), bool)
     coef = np.zeros((a.shape[1], values.shape[1]))
     for _ in range(PLATE_FIT_PASSES):
-        coef, *_ = np.linalg.lstsq(a[keep], values[keep], rcond=None)
+        coef = least_squares(a[keep], values[keep])
         resid = np.linalg.norm(values - a @ coef, axis=1)
         scale = MAD_TO_SIGMA * median(resid[keep]) + 1.0
         new_keep = resid <= PLATE_OUTLIER_K * scale

@@ -1,13 +1,20 @@
 """Order statistics of the small arrays the detector reads every frame: ``np.median`` and
 ``np.percentile`` (linear) to the bit, without their wrappers' overhead (about 20 microseconds a call,
 more than the work itself on a few hundred values). Each takes the same partition numpy takes and
-combines the same elements in the same dtype, so the results are numpy's own."""
+combines the same elements in the same dtype, so the results are numpy's own. And
+``np.linalg.lstsq``'s solution the same way (:func:`least_squares`): numpy's own LAPACK kernel
+without the wrapper's checks, which cost three times the solve on the few points fitted here."""
 
 from __future__ import annotations
 
 import math
+from typing import Final
 
 import numpy as np
+from numpy.linalg import _umath_linalg
+
+#: the float64 machine epsilon (``np.linalg.lstsq``'s default ``rcond`` is the larger side times it).
+FLOAT_EPS: Final = float(np.finfo(np.float64).eps)
 
 
 def median(values: np.ndarray) -> float:
@@ -40,9 +47,13 @@ def median_along(values: np.ndarray, axis: int) -> np.ndarray:
         return np.median(values, axis=axis)  # NaN, with numpy's warning
     k = n // 2
     # A full sort (vectorised) beats a partition at several points on the short rows read here, and
-    # runs fastest along contiguous values: the axis is moved last in a copy.
-    p = np.moveaxis(values, axis, -1).copy(order="C")
-    p.sort(axis=-1)
+    # runs fastest along contiguous values: the axis is moved last in a copy (when it is not last
+    # already: then np.sort's own copy is the cheaper one).
+    if axis in (-1, values.ndim - 1):
+        p = np.sort(values, axis=-1)
+    else:
+        p = np.moveaxis(values, axis, -1).copy(order="C")
+        p.sort(axis=-1)
     out = p[..., k] if n % 2 else (p[..., k - 1] + p[..., k]) / 2
     nan = np.isnan(p[..., n - 1])
     if nan.any():
@@ -71,3 +82,21 @@ def percentile(values: np.ndarray, q: float) -> float:
     diff = b - a
     # numpy's lerp: from the nearer end, so that the ends are exact.
     return float(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
+
+
+def least_squares(a: np.ndarray, b: np.ndarray, rcond: float | None = None) -> np.ndarray:
+    """``np.linalg.lstsq(a, b, rcond)[0]`` for float arrays ``a`` (M, N) and ``b`` (M,) or (M, K), or
+    stacks of them (leading axes broadcast, one solve each): the same LAPACK kernel on the same values
+    (in float64), so the same bits, without the wrapper's conversions and checks; float32 like numpy's
+    when both are float32. ``rcond`` None is numpy's default (the machine epsilon times the larger side
+    of ``a``). Unlike numpy it does not raise when the solve fails to converge (it cannot on the small,
+    well-posed fits here): the solution is NaN."""
+    if rcond is None:
+        rcond = FLOAT_EPS * max(a.shape[-2:])
+    if b.ndim == 1:
+        x = _umath_linalg.lstsq(a, b[:, None], rcond, signature="ddd->ddid")[0][:, 0]
+    else:
+        x = _umath_linalg.lstsq(a, b, rcond, signature="ddd->ddid")[0]
+    if a.shape[-2] == 0:
+        x[...] = 0.0  # no points: numpy's answer
+    return x.astype(np.float32) if a.dtype == b.dtype == np.float32 else x

@@ -4,6 +4,7 @@ blobs off the grid (:func:`_supply`)."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Final
 
 import cv2
@@ -40,6 +41,8 @@ def _supply(
     spread: float,
     params: DetectorParams,
     bgr: np.ndarray | None = None,
+    *,
+    h_inv: np.ndarray | None = None,
 ) -> list[SupplyReading]:
     """Round piece-sized blobs clearly lighter or darker than their surroundings, off the grid.
 
@@ -48,18 +51,20 @@ def _supply(
     together or beside the board (joined by shadows or blur) come apart. A blob's core must differ
     clearly (``SUPPLY_CORE_K`` thresholds on average), which a soft shadow does not; it must be round
     (``supply_min_roundness`` of its enclosing circle) without filling its rectangle (the squares of a
-    calibration marker do), and grey rather than coloured (pieces are black or white).
+    calibration marker do), and grey rather than coloured (pieces are black or white). ``h_inv`` is
+    ``np.linalg.inv(h)`` when the caller has it already.
     """
     p_small = pitch * scale
     thresh = max(params.piece_noise_k * sigma, 2.0 * params.piece_min_frac * spread)
     erode = max(1, round(SUPPLY_ERODE * p_small))
-    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * erode + 1, 2 * erode + 1))
+    kernel = _erode_kernel(erode)
     dmin = params.supply_min_diameter * p_small - 2 * erode
     dmax = params.supply_max_diameter * p_small - 2 * erode
     found: list[SupplyReading] = []
     mg = params.supply_grid_margin
     grid = np.array([[-mg, -mg], [3 + mg, -mg], [3 + mg, 3 + mg], [-mg, 3 + mg]])
-    grid_small = np.round(_apply_h(np.linalg.inv(h), grid) * scale).astype(np.int32)
+    to_image = np.linalg.inv(h) if h_inv is None else h_inv
+    grid_small = np.round(_apply_h(to_image, grid) * scale).astype(np.int32)
     # The background: the local mean over two pitches (the table around a piece, whatever its shade).
     win = _odd(2.0 * p_small)
     mean = cv2.blur(small, (win, win))
@@ -69,46 +74,55 @@ def _supply(
         cv2.fillConvexPoly(mask, grid_small, 0)
         mask = cv2.erode(mask, kernel)
         contours, _ = cv2.findContours(mask, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-        for k in _disc_sized(contours, dmin, dmax).tolist():
-            for centre, radius in _piece_discs(contours[k], dmin, dmax, params.supply_min_roundness):
-                u, v = _apply_h(h, centre[None, :] / scale)[0]
+        for k, box in _disc_sized(contours, dmin, dmax):
+            for cx, cy, radius in _piece_discs(contours[k], box, dmax, params.supply_min_roundness):
+                # (In plain floats: the same float64 steps as on the centre as an array.)
+                at = (cx / scale, cy / scale)  # in image pixels
+                u, v = _apply_h(h, np.array([at]))[0]
                 if -mg < u < 3 + mg and -mg < v < 3 + mg:
                     continue
-                x0, y0 = int(max(0, centre[0] - radius)), int(max(0, centre[1] - radius))
-                core = diff[y0 : int(centre[1] + radius) + 1, x0 : int(centre[0] + radius) + 1]
-                disc = mask[y0 : int(centre[1] + radius) + 1, x0 : int(centre[0] + radius) + 1]
+                x0, y0 = int(max(0, cx - radius)), int(max(0, cy - radius))
+                core = diff[y0 : int(cy + radius) + 1, x0 : int(cx + radius) + 1]
+                disc = mask[y0 : int(cy + radius) + 1, x0 : int(cx + radius) + 1]
                 if core.size == 0 or cv2.mean(core, disc)[0] < SUPPLY_CORE_K * thresh:
                     continue  # a soft shadow or smudge, not a piece's sharp face
-                if bgr is not None and not _neutral(bgr, centre / scale, 0.6 * radius / scale, colour):
+                if bgr is not None and not _neutral(bgr, at, 0.6 * radius / scale, colour):
                     continue  # a coloured thing on the table: pieces are black or white
-                found.append(
-                    SupplyReading(
-                        colour,  # type: ignore[arg-type]
-                        (float(centre[0] / scale), float(centre[1] / scale)),
-                        float((radius + erode) / scale),
-                    )
-                )
+                found.append(SupplyReading(colour, at, (radius + erode) / scale))  # type: ignore[arg-type]
     return found
 
 
-def _disc_sized(contours: tuple[np.ndarray, ...], dmin: float, dmax: float) -> np.ndarray:
-    """Indices of the ``contours`` of three points or more whose bounding box (as cv2.boundingRect
-    gives it: the points' extent plus one) is at least ``dmin`` long and ``DISC_MIN_ASPECT`` of that
-    wide, and whose points span no more than ``dmax`` (the circle enclosing them is at least as wide
-    as they span; the margin covers its float32 radius): the only ones :func:`_piece_discs` can take.
-    Most are specks of noise, streaks or large patches; this sorts them out in one pass."""
-    if not contours:
-        return np.zeros(0, np.int64)
-    sizes = np.array([len(c) for c in contours])
-    starts = np.cumsum(sizes) - sizes
-    pts = np.concatenate(contours).reshape(-1, 2)
-    extent = np.maximum.reduceat(pts, starts) - np.minimum.reduceat(pts, starts) + 1
-    longer, shorter = extent.max(axis=1), extent.min(axis=1)
-    fits = longer - 1 <= 1.01 * dmax
-    return np.flatnonzero((sizes >= 3) & (longer >= dmin) & (shorter >= DISC_MIN_ASPECT * longer) & fits)
+@lru_cache(maxsize=16)
+def _erode_kernel(erode: int) -> np.ndarray:
+    """The supply mask's erosion kernel, a disc ``erode`` pixels in radius: the same for every frame at
+    one size, so made once (read-only: every caller shares it)."""
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * erode + 1, 2 * erode + 1))
+    kernel.flags.writeable = False
+    return kernel
 
 
-def _neutral(bgr: np.ndarray, centre: np.ndarray, radius: float, colour: str) -> bool:
+def _disc_sized(
+    contours: tuple[np.ndarray, ...], dmin: float, dmax: float
+) -> list[tuple[int, tuple[int, int]]]:
+    """The ``contours`` of three points or more whose bounding box is at least ``dmin`` long and
+    ``DISC_MIN_ASPECT`` of that wide, and whose points span no more than ``dmax`` (the circle enclosing
+    them is at least as wide as they span; the margin covers its float32 radius): the only ones
+    :func:`_piece_discs` can take, as (index, (box width, box height)). Most are specks of noise,
+    streaks or large patches. (A loop over ``cv2.boundingRect`` sorts the few dozen a mask has out
+    faster than gathering all their points into one array.)"""
+    out = []
+    for k, cnt in enumerate(contours):
+        if len(cnt) < 3:
+            continue
+        _x, _y, bw, bh = cv2.boundingRect(cnt)
+        longer, shorter = (bw, bh) if bw >= bh else (bh, bw)
+        # (The box is the points' extent plus one: they span one less.)
+        if longer >= dmin and shorter >= DISC_MIN_ASPECT * longer and longer - 1 <= 1.01 * dmax:
+            out.append((k, (bw, bh)))
+    return out
+
+
+def _neutral(bgr: np.ndarray, centre: tuple[float, float], radius: float, colour: str) -> bool:
     """Whether the disc at ``centre`` is grey rather than coloured: its channels' spread is a small
     part of its brightness (of a mid grey for a dark disc, whose hue is noise)."""
     r = max(1, int(radius))
@@ -123,13 +137,12 @@ def _neutral(bgr: np.ndarray, centre: np.ndarray, radius: float, colour: str) ->
 
 
 def _piece_discs(
-    cnt: np.ndarray, dmin: float, dmax: float, roundness: float
-) -> list[tuple[np.ndarray, float]]:
-    """The piece one blob is: one round disc of a piece's size (centre and radius in the blob's
-    pixels), or nothing."""
-    _x, _y, bw, bh = cv2.boundingRect(cnt)
-    if max(bw, bh) < dmin:
-        return []
+    cnt: np.ndarray, box: tuple[int, int], dmax: float, roundness: float
+) -> list[tuple[float, float, float]]:
+    """The piece one blob is: one round disc of a piece's size (centre x, y and radius in the blob's
+    pixels), or nothing. ``box`` is the blob's bounding box (width, height), which
+    :func:`_disc_sized` found at least a piece's size long."""
+    bw, bh = box
     # A pixel contour runs through the boundary pixels' centres: half a pixel inside the blob.
     area = cv2.contourArea(cnt) + 0.5 * cv2.arcLength(cnt, True)
     (cx, cy), radius = cv2.minEnclosingCircle(cnt)
@@ -140,6 +153,6 @@ def _piece_discs(
         if area >= roundness * math.pi * (radius + 0.5) ** 2 and area <= DISC_MAX_RECT_FILL * (rw + 1) * (
             rh + 1
         ):
-            return [(np.array([cx, cy]), float(radius))]
+            return [(cx, cy, float(radius))]
         return []
     return []
