@@ -15,6 +15,8 @@ every kill it records:
 With ``freeze_share`` > 0 that share of the events is a freeze instead of a kill: SIGSTOP, ``freeze_s``
 seconds, SIGCONT (always sent, even when the run is cancelled). ``back_s`` is then the first heartbeat
 after the resume, and ``paused`` says whether the referee's state showed the victim down meanwhile.
+When the games are over (:func:`play_under`), the monkey kills no more and listens until its last victim
+is heard again (a kill just before the end would otherwise leave ``back_s`` unmeasured).
 
 Used by ``tests/e2e/test_chaos.py`` and ``bench/chaos.py``.
 """
@@ -45,6 +47,8 @@ VICTIMS: Final = ("bus", "vision", "referee", "ai", "actuator", "led")
 DEFAULT_INTERVAL_S: Final = (1.0, 5.0)
 #: how often the monkey looks at the clock when nothing arrives.
 LOOK_S: Final = 0.05
+#: when the games are over, how long the monkey waits at most for its last victim to be heard again.
+SETTLE_TIMEOUT_S: Final = 30.0
 
 
 def progress_key(state: GameState) -> tuple[Any, ...]:
@@ -100,6 +104,8 @@ class Monkey:
     pids: dict[str, int] = field(default_factory=dict)
     #: ids of every button press announced on panel.button (each must end up acknowledged)
     presses: set[int] = field(default_factory=set)
+    #: set when the games are over: no more kills, only listening until the last victim is heard again
+    stopping: bool = False
     _state_pid: int = 0
 
     async def run(self) -> None:
@@ -119,7 +125,9 @@ class Monkey:
                 if env is not None:
                     self._take(env.message, env.header.pid, now)
                 self._resume_due(now)
-                if now >= next_kill and self._may_kill():
+                if self.stopping and self.settled():
+                    return
+                if not self.stopping and now >= next_kill and self._may_kill():
                     freeze = rng.random() < self.freeze_share
                     await self._kill(rng.choice(list(self.victims)), now, freeze)
                     next_kill = now + rng.uniform(*self.interval)
@@ -131,6 +139,10 @@ class Monkey:
                     k.resumed_at = time.monotonic()
             sub.close()
             ctx.destroy(linger=0)
+
+    def settled(self) -> bool:
+        """Whether every victim so far is heard again (a frozen one resumed and heard)."""
+        return all(k.back_s is not None for k in self.kills)
 
     def _resume_due(self, now: float) -> None:
         for k in self.kills:
@@ -262,7 +274,13 @@ async def play_under(
 
     killer = asyncio.create_task(monkey.run(), name="chaos")
     try:
-        return await simrun.run_plans(session, list(plans), progress, fail_fast=fail_fast)
+        results = await simrun.run_plans(session, list(plans), progress, fail_fast=fail_fast)
+        # A kill just before the last game ended: its victim is still restarting. No more kills; the
+        # monkey listens until it is heard again (its run returns), within the deadline.
+        monkey.stopping = True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(killer), SETTLE_TIMEOUT_S)
+        return results
     finally:
         killer.cancel()
         with contextlib.suppress(asyncio.CancelledError):
