@@ -30,6 +30,10 @@ MIN_FITTED_LINES: Final = 3
 LINE_REACH: Final = 0.06
 #: a line's near sides lie this many pixels beyond its half width (see _verify_grid).
 NEAR_GAP_PX: Final = 2
+#: a line's ridge in the gaps between pieces along it: averaged over blocks this many pitches long, the
+#: blocks' GAP_QUANTILE percentile (see _gap_strength).
+GAP_BLOCK: Final = 0.2
+GAP_QUANTILE: Final = 75.0
 #: the polarity's samples: this far along a line from a crossing, and this far into a square's corner
 #: on both axes (pitches); no piece reaches either.
 POLARITY_ALONG: Final = 0.2
@@ -335,6 +339,9 @@ def _verify_grid(
     peaks = profiles[..., reach - 1 : reach + 2].max(axis=2)
     near_strength = peaks - np.maximum(profiles[..., reach - near], profiles[..., reach + near])
     strength = np.maximum(strength, near_strength)
+    # A line with large pieces of its own tone along it (a full board's outer line, black pieces on one
+    # side) shows its ridge only in the gaps between them, which the median along it outvotes.
+    strength = np.maximum(strength, _gap_strength(across, span, offsets.size, reach, near, s))
     shifts = [0, 0]
     for d in range(2 if may_shift else 0):
         # The window one square back or on: when a line at one end of it is missing (no line there at
@@ -368,6 +375,26 @@ def _verify_grid(
     # How much the window looks like a grid, each way.
     clear = min(_window_clarity(strength[d], shifts[d]) for d in range(2))
     return h, polarity, half_width, clear
+
+
+def _gap_strength(
+    across: tuple[np.ndarray, np.ndarray], span: int, n_off: int, reach: int, near: int, s: int
+) -> np.ndarray:
+    """Each line's ridge where it shows (2, ``span`` + 1): per position along it (``across``: each
+    direction's cross-line profiles, positions by lines side by side, ``n_off`` offsets each, the line at
+    ``reach``), its peak against its sides ``near`` pixels away, averaged over blocks of ``GAP_BLOCK``
+    pitch (``s`` pixels a pitch), the ``GAP_QUANTILE`` percentile of the blocks: the gaps between pieces
+    of the line's own tone. A line that is not there shows no ridge in any block."""
+    block = max(2, round(GAP_BLOCK * s))
+    out = np.zeros((2, span + 1))
+    for d, prof in enumerate(across):
+        lines = prof.reshape(prof.shape[0], span + 1, n_off)
+        peak = lines[:, :, reach - 1 : reach + 2].max(axis=2)
+        ridge = peak - np.maximum(lines[:, :, reach - near], lines[:, :, reach + near])
+        n = ridge.shape[0] // block
+        blocks = ridge[: n * block].reshape(n, block, span + 1).mean(axis=1)
+        out[d] = np.percentile(blocks, GAP_QUANTILE, axis=0)
+    return out
 
 
 def _half_width_px(prof: np.ndarray, reach: int) -> float:

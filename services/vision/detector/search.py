@@ -41,6 +41,8 @@ FULL_RES_BELOW_CELLS: Final = 7
 #: the checking of the comb's likeliest grids (comb.COMB_CANDIDATES of each kind of evidence) stops at
 #: a grid whose lines are seen this well.
 COMB_SURE_SEEN: Final = 0.95
+#: ...and that looks this clearly like a grid (see lines._window_clarity).
+COMB_SURE_CLEAR: Final = 0.8
 #: the comb search runs when the cells gave fewer than this many squares; its grid is taken when this
 #: share of the line segments is seen where it puts them.
 COMB_BELOW_CELLS: Final = 6
@@ -127,9 +129,12 @@ def _best_candidate(
         # taken a row off, and the window then reaches off the board).
         cells_trusted = best is not None and best[4] > 0 and best_clear >= COMB_MIN_CLEAR
         margin = COMB_SEEN_MARGIN if cells == 0 and cells_trusted else 0.0
-        if best is None or seen > best[0] + margin:
+        # Between two of the comb's grids seen as well, the one that looks more like a grid: on a full
+        # board the plate's strips between large pieces make a second grid, offset, whose lines show.
+        clearer = best is not None and cells == 0 and best[4] == 0 and seen >= best[0] and clear > best_clear
+        if best is None or seen > best[0] + margin or clearer:
             best, best_clear = (seen, h, polarity, half_width, cells, pitch), clear
-        if cells == 0 and best[4] == 0 and best[0] >= COMB_SURE_SEEN:
+        if cells == 0 and best[4] == 0 and best[0] >= COMB_SURE_SEEN and best_clear >= COMB_SURE_CLEAR:
             break  # the comb's other guesses are likelier wrong than better
     if best is None or (best[4] == 0 and best[0] < COMB_MIN_SEEN):
         return None
