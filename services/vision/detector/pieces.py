@@ -107,6 +107,11 @@ ROUND_CLIP_MARGIN: Final = 0.03
 ROUND_MIN_FREE: Final = 4
 #: a body's outline is where it is off the plate by half as much as its middle (see _body).
 BODY_OF_MIDDLE: Final = 0.5
+#: ``sqrt(x * x + y * y)`` is within a few units in the last place of ``np.hypot(x, y)``: it decides
+#: which side of a bound a pixel lies on unless it lands within this share of the bound (or this much
+#: of 0; for a ring's index, this much of a whole number), where hypot itself does.
+HYPOT_BAND: Final = 1e-9
+HYPOT_FLOOR: Final = 1e-100
 
 
 @lru_cache(maxsize=64)
@@ -172,8 +177,15 @@ def _square_masks(s: int, m: int, half_width: float, margin: float) -> _SquareMa
             np.stack(far_zones, axis=1).astype(np.float64) if far_zones else np.zeros((rad_i.size, 0)),
             np.array([z.sum() for z in far_zones], dtype=np.int64),
             core,
+            *_middle_pair(corner_valid.sum(axis=1)),
         ),
     )
+
+
+def _middle_pair(count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where the middle two of ``count`` sorted values lie (the same index twice for an odd count, 0
+    for none): their median is the mean of the two, as ``np.median`` takes it."""
+    return np.maximum(count - 1, 0) // 2, count // 2
 
 
 @dataclass(frozen=True)
@@ -210,6 +222,9 @@ class _SquareMasks:
     #: indices of the pixels a piece's middle can reach (MIDDLE_RADIUS around a centroid off by at
     #: most MAX_PIECE_OFFSET each way).
     core: np.ndarray
+    #: (Q,) where the middle two of each quadrant's real corner pixels lie once sorted (see _middle_pair).
+    corner_lo: np.ndarray
+    corner_hi: np.ndarray
 
 
 def _plate_design(p: np.ndarray) -> np.ndarray:
@@ -230,8 +245,7 @@ def _middles(geo: _SquareMasks, centres: np.ndarray, edges: np.ndarray) -> np.nd
     over the pixels of the core (``geo.core``): (N, core pixels)."""
     radius = np.maximum(MIDDLE_MIN_RADIUS, np.minimum(MIDDLE_RADIUS, MIDDLE_OF_EDGE * edges))
     dx, dy = geo.dx[geo.core], geo.dy[geo.core]
-    rr = np.hypot(dx[None, :] - centres[:, :1], dy[None, :] - centres[:, 1:])
-    return rr <= radius[:, None]
+    return _hypot_within(dx[None, :] - centres[:, :1], dy[None, :] - centres[:, 1:], radius)
 
 
 def _reaches_corners(d: np.ndarray, geo: _SquareMasks) -> np.ndarray:
@@ -346,10 +360,7 @@ def _ring_evidence(
     n = differs.shape[0]
     ex, ey = geo.dx[None, :] - cx[:, None], geo.dy[None, :] - cy[:, None]
     # (In place where the steps allow: the same operations on the same values, fewer temporaries.)
-    scaled = np.hypot(ex, ey)
-    scaled -= RING_FIRST
-    scaled /= RING_STEP
-    ring = np.floor(scaled, out=scaled).astype(np.int64)
+    ring = _ring_index(ex, ey)
     ring += 1
     np.clip(ring, 0, RING_COUNT, out=ring)
     turn = np.arctan2(ey, ex)
@@ -381,10 +392,46 @@ def _ring_evidence(
     return best, np.where(best > 0, RING_FIRST + RING_STEP * outermost, 0.0)
 
 
+def _hypot_within(ex: np.ndarray, ey: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    """``np.hypot(ex, ey) <= radius[:, None]`` for offsets ``ex``, ``ey`` (N, P) and a radius per row
+    (N,), the same booleans: the plain root of the sum of squares (several times cheaper than hypot,
+    within a few units in the last place of it) everywhere but within ``HYPOT_BAND`` of the radius,
+    where hypot itself decides."""
+    approx = np.sqrt(ex * ex + ey * ey)
+    lim = radius[:, None]
+    within = approx <= lim
+    unsure = np.abs(approx - lim) <= HYPOT_BAND * lim + HYPOT_FLOOR
+    if unsure.any():
+        rows, cols = np.nonzero(unsure)
+        within[rows, cols] = np.hypot(ex[rows, cols], ey[rows, cols]) <= radius[rows]
+    return within
+
+
+def _ring_index(ex: np.ndarray, ey: np.ndarray) -> np.ndarray:
+    """``np.floor((np.hypot(ex, ey) - RING_FIRST) / RING_STEP)`` as int64 for offsets ``ex``, ``ey``
+    (float64, any shape): the ring of :func:`_ring_evidence` each pixel lies in, less one. The same
+    integers from the plain root of the sum of squares, except where its quotient lies within
+    ``HYPOT_BAND`` of a whole number (a unit in the last place could cross it): there from hypot."""
+    scaled = ex * ex
+    scaled += ey * ey
+    np.sqrt(scaled, out=scaled)
+    scaled -= RING_FIRST
+    scaled /= RING_STEP
+    ring = np.floor(scaled)
+    frac = scaled - ring
+    unsure = (frac <= HYPOT_BAND) | (frac >= 1.0 - HYPOT_BAND)
+    if unsure.any():
+        exact = np.hypot(ex[unsure], ey[unsure])
+        exact -= RING_FIRST
+        exact /= RING_STEP
+        ring[unsure] = np.floor(exact)
+    return ring.astype(np.int64)
+
+
 @dataclass(frozen=True)
 class _FaintLook:
     """A second look at some squares (``rows``) at a finer ``threshold`` (9,): their differing pixels
-    and what :func:`_piece_evidence` makes of them."""
+    (``differs``, one row per square of ``rows``) and what :func:`_piece_evidence` makes of them."""
 
     threshold: np.ndarray
     rows: np.ndarray
@@ -401,11 +448,15 @@ class _FaintLook:
         geo: _SquareMasks,
         body_zone: np.ndarray,
     ) -> _FaintLook:
-        finer = differs | (np.abs(grey_dev) > threshold[:, None])
+        # Only the squares looked at are measured (``differs`` holds their rows alone, as ``rows``).
+        looked = np.flatnonzero(looked_at)
+        finer = differs[looked] | (np.abs(grey_dev[looked]) > threshold[looked, None])
         # (A bare square differs at the plate's texture in a few stray pixels only.)
-        some = (finer & body_zone).mean(axis=1) >= FAINT_MIN_SHARE * body_zone.mean()
-        rows = np.flatnonzero(looked_at & some)
-        evidence = _piece_evidence(finer[rows], geo, body_zone) if rows.size else None
+        # (The share as a count over the pixels: the same numbers as the mean, without its wrapper.)
+        share = np.count_nonzero(finer & body_zone, axis=1) / finer.shape[1]
+        some = share >= FAINT_MIN_SHARE * body_zone.mean()
+        rows, finer = looked[some], finer[some]
+        evidence = _piece_evidence(finer, geo, body_zone) if rows.size else None
         return cls(threshold, rows, finer, evidence)
 
     def piece(
@@ -416,7 +467,7 @@ class _FaintLook:
             return None
         row = int(np.flatnonzero(self.rows == k)[0])
         found = (float(self.evidence[0][row]), self.evidence[1][row], float(self.evidence[2][row]))
-        return _faint_piece(found, self.differs[k], grey_dev, float(self.threshold[k]), geo, f0)
+        return _faint_piece(found, self.differs[row], grey_dev, float(self.threshold[k]), geo, f0)
 
 
 def _faint_piece(

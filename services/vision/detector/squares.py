@@ -15,6 +15,8 @@ from .geometry import GRID_SQUARES, _Canon
 from .model import CHROMA_TAIL_TO_SIGMA, FOREIGN_BACKGROUND_FRAC, MAD_TO_SIGMA, DetectorParams
 from .pieces import (
     FAINT_BODY_K,
+    HYPOT_BAND,
+    HYPOT_FLOOR,
     PIECE_MIN_RADIUS,
     _coloured,
     _faint_pieces,
@@ -28,7 +30,7 @@ from .pieces import (
     _square_masks,
     _SquareMasks,
 )
-from .stats import least_squares, median, median_along, percentile
+from .stats import least_squares, median, median_along, percentile, row_norms
 
 #: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
 CHROMA_OF_PLATE: Final = 0.35
@@ -90,11 +92,6 @@ FULL_BOARD_QUIET_SHARE: Final = 25.0
 FULL_BOARD_CONFIDENCE: Final = 0.85
 #: what the ring reading flags that is kept whatever the corners' reading says.
 RING_FLAGS_KEPT: Final = ("elongated",)
-#: ``sqrt(b * b + r * r)`` is within a few units in the last place of ``np.hypot(b, r)``: it decides
-#: which side of a threshold a pixel lies on unless it lands within this share of the threshold (or
-#: this much of 0), where hypot itself does.
-HYPOT_BAND: Final = 1e-9
-HYPOT_FLOOR: Final = 1e-100
 #: a plate whose channels spread over more than this share of its brightest one is saturated (green,
 #: blue: its grey is far below its lightness); a piece's tone is then taken in the brightest channel.
 PLATE_SATURATED: Final = 0.6
@@ -131,21 +128,28 @@ def _masked_medians(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
         else np.where(mask[:, None], values.swapaxes(1, 2), np.nan)
     )
     v.sort(axis=-1)
-    count = np.count_nonzero(mask, axis=1)
-    shape = (-1,) + (1,) * (v.ndim - 1)
-    lo = (np.maximum(count - 1, 0) // 2).reshape(shape)
-    hi = (count // 2).reshape(shape)
-    return ((np.take_along_axis(v, lo, -1) + np.take_along_axis(v, hi, -1)) / 2)[..., 0]
+    count = mask.sum(axis=1)
+    # The middle two of each sorted row by flat index (np.take_along_axis's wrapper costs more than
+    # the work on these few rows): row r of the (rows, K) view starts at r * K.
+    per_row = v.size // (len(count) * v.shape[-1])  # the channels: each shares its row's count
+    starts = np.arange(v.size // v.shape[-1]).reshape(len(count), per_row) * v.shape[-1]
+    flat = v.ravel()
+    lo = flat.take(starts + ((np.maximum(count - 1, 0) // 2)[:, None]))
+    hi = flat.take(starts + ((count // 2)[:, None]))
+    return ((lo + hi) / 2).reshape(v.shape[:-1])
 
 
 def _corner_medians(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
     """The median of ``values`` ((9, P, C), over each square's inside) in each corner of each square:
     (Q, 9, C), quadrant by quadrant, as ``np.median`` gives them."""
-    z = values[:, geo.corner_index]  # (9, Q, K, C)
-    n_q, k = geo.corner_index.shape
-    valid = np.broadcast_to(geo.corner_valid, (len(values), n_q, k)).reshape(-1, k)
-    medians = _masked_medians(z.reshape(-1, k, z.shape[-1]), valid)  # (9 * Q, C)
-    return medians.reshape(len(values), n_q, -1).swapaxes(0, 1)
+    # Each corner's values in a row (channels first), the padding NaN so that it sorts last; then
+    # each quadrant's middle two, which its count of real pixels fixes (the same as _masked_medians).
+    z = np.take(values, geo.corner_index, axis=1).swapaxes(2, 3)  # (9, Q, C, K)
+    v = np.where(geo.corner_valid[:, None, :], z, np.nan)
+    v.sort(axis=-1)
+    quadrants = np.arange(len(geo.corner_index))
+    # (Advanced indices on axes 1 and 3 put the quadrants first: (Q, 9, C).)
+    return (v[:, quadrants, :, geo.corner_lo] + v[:, quadrants, :, geo.corner_hi]) / 2
 
 
 def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -158,7 +162,7 @@ def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[n
     coef = np.zeros((a.shape[1], values.shape[1]))
     for _ in range(PLATE_FIT_PASSES):
         coef = least_squares(a[keep], values[keep])
-        resid = np.linalg.norm(values - a @ coef, axis=1)
+        resid = row_norms(values - a @ coef)
         scale = MAD_TO_SIGMA * median(resid[keep]) + 1.0
         new_keep = resid <= PLATE_OUTLIER_K * scale
         if new_keep.sum() < PLATE_MIN_CORNERS or (new_keep == keep).all():
@@ -213,13 +217,15 @@ def _read_squares(
     margin = max(params.ring_margin, MARGIN_MIN_PX / max(pitch_px, 1.0))
     geo = _square_masks(s, m, round(half_width, 3), round(margin, 3))
     grey = canon.img.ravel()[geo.pixels]  # (9, P): the inside of each square
-    chans = [grey]
     colour_px = None
+    # (9, P, C): grey, and with colour the opponent channels, written in place (no stack of copies).
+    data = np.empty((*grey.shape, 1 if canon.colour is None else 3), grey.dtype)
+    data[..., 0] = grey
     if canon.colour is not None:
         colour = colour_px = np.take(canon.colour.reshape(-1, 3), geo.pixels, axis=0)
         # Opponent colour (blue-green, red-green): what the grey level cannot see.
-        chans += [colour[..., 0] - colour[..., 1], colour[..., 2] - colour[..., 1]]
-    data = np.stack(chans, axis=-1)  # (9, P, C)
+        np.subtract(colour[..., 0], colour[..., 1], out=data[..., 1])
+        np.subtract(colour[..., 2], colour[..., 1], out=data[..., 2])
     n_ch = data.shape[-1]
     # Each square's four corner medians, then one surface through all of them.
     vals = _corner_medians(data, geo).reshape(-1, n_ch)
@@ -230,7 +236,8 @@ def _read_squares(
     own = median_along((vals - plate_corners).reshape(n_q, 9, n_ch), 0)  # (9, C)
     if full_board:
         own = np.zeros_like(own)  # the corners hold the pieces' levels: the board's surface alone
-    plate = plate_px.reshape(9, -1, n_ch) + own[:, None, :]
+    plate = plate_px.reshape(9, -1, n_ch)
+    plate += own[:, None, :]  # (in place: the surface at the pixels is not used again)
     dev = data - plate  # (9, P, C)
     # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board: over the
     # corners whose level the plate explains (a large piece's shadow sets a corner apart from its
@@ -272,7 +279,7 @@ def _read_squares(
         # from a copy laid out pixel-major, which sums the same way several times faster.)
         chroma_sum = np.ascontiguousarray(plate[..., 1:].swapaxes(0, 1)).sum(axis=0)
         plate_chroma_mean = chroma_sum / plate.shape[1]  # (9, 2)
-        plate_chroma = np.linalg.norm(plate_chroma_mean, axis=1)  # (9,)
+        plate_chroma = row_norms(plate_chroma_mean)  # (9,)
         t_chroma = np.maximum.reduce(
             [
                 np.full(9, params.piece_noise_k * vary_c),
@@ -291,7 +298,7 @@ def _read_squares(
     ]
     # A square's corners off the board's surface: something flat covers it (a sheet, a hand), unless a
     # clean piece shows (below).
-    background = np.linalg.norm(own, axis=1) > FOREIGN_BACKGROUND_FRAC * scale
+    background = row_norms(own) > FOREIGN_BACKGROUND_FRAC * scale
     f0 = params.piece_min_fill
     evidences, centres_off, edges = _piece_evidence(differs, geo, geo.body_zone)
     # The second look, only where the first saw nothing, or nothing of a piece's size (the highlight
@@ -343,7 +350,7 @@ def _read_squares(
     shows_plate = np.zeros(9, bool)
     rows = np.flatnonzero((evidences >= f0) & ~np.array([bool(w) for w in why]))
     if colour_px is not None and rows.size:
-        medians = _masked_medians(colour_px[rows][:, geo.core], middles[rows])
+        medians = _masked_medians(colour_px[rows[:, None], geo.core], middles[rows])
         for row, k in enumerate(rows.tolist()):
             looks_coloured[k] = _coloured(medians[row], int(middles[k].sum()), plate[k, 0, 1:])
             off = abs(float(middle_grey[k]) - float(plate_grey[k])) / max(float(contrast[k]), 1e-3)

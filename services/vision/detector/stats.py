@@ -3,7 +3,8 @@
 more than the work itself on a few hundred values). Each takes the same partition numpy takes and
 combines the same elements in the same dtype, so the results are numpy's own. And
 ``np.linalg.lstsq``'s solution the same way (:func:`least_squares`): numpy's own LAPACK kernel
-without the wrapper's checks, which cost three times the solve on the few points fitted here."""
+without the wrapper's checks, which cost three times the solve on the few points fitted here; and
+``np.linalg.norm`` along rows (:func:`row_norms`)."""
 
 from __future__ import annotations
 
@@ -100,3 +101,9 @@ def least_squares(a: np.ndarray, b: np.ndarray, rcond: float | None = None) -> n
     if a.shape[-2] == 0:
         x[...] = 0.0  # no points: numpy's answer
     return x.astype(np.float32) if a.dtype == b.dtype == np.float32 else x
+
+
+def row_norms(x: np.ndarray) -> np.ndarray:
+    """``np.linalg.norm(x, axis=1)`` for a real float array ``x`` (N, C): the same squares summed the
+    same way along each row and their root, without the wrapper's checks."""
+    return np.sqrt(np.add.reduce(x * x, axis=1))
