@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from services.vision.detector.stats import least_squares, median, median_along, percentile
+from services.vision.detector.stats import least_squares, median, median_along, percentile, row_norms
 
 DTYPES = (np.float32, np.float64, np.uint8, np.int64)
 
@@ -83,3 +83,12 @@ def test_least_squares_is_numpys() -> None:
         least_squares(np.zeros((0, 3)), np.zeros(0)).tobytes()
         == np.linalg.lstsq(np.zeros((0, 3)), np.zeros(0))[0].tobytes()
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_row_norms_are_numpys(dtype: type) -> None:
+    rng = np.random.default_rng(5)
+    for _trial in range(200):
+        x = rng.normal(0, 50, (int(rng.integers(1, 12)), int(rng.integers(1, 4)))).astype(dtype)
+        mine, numpys = row_norms(x), np.linalg.norm(x, axis=1)
+        assert mine.dtype == numpys.dtype and mine.tobytes() == numpys.tobytes()
