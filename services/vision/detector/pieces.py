@@ -577,10 +577,8 @@ def _dark_rim(
     than its face, on a circle (:func:`_circular_outline` with the darker sense): a black piece's rim,
     which the soft shadow on one side leaves round where the half-way edge of :func:`_round_edge` is
     not. The glow of light lines only lightens towards the lines."""
-    _d, _evidence, centre, edge = piece
-    middle = np.hypot(geo.dx - centre[0], geo.dy - centre[1]) <= _middle_radius(edge)
-    body = median(grey_dev[middle])
-    return _circular_outline(grey_dev, geo, centre, body, float(threshold), sense=-1.0) is not None
+    body = _middle_grey(grey_dev, piece, geo)
+    return _circular_outline(grey_dev, geo, piece[2], body, float(threshold), sense=-1.0) is not None
 
 
 def _round_edge(
@@ -740,7 +738,8 @@ def _plate_shows(med: np.ndarray, grey_off: float, plate_grey: float, plate_oppo
 def _middle_grey(
     grey: np.ndarray, piece: tuple[np.ndarray, float, np.ndarray, float], geo: _SquareMasks
 ) -> float:
-    """The median grey of a piece's middle (``piece`` as :func:`_faint_piece` returns it)."""
+    """The median of ``grey`` (each pixel's grey, or its grey minus the plate's) over a piece's middle
+    (``piece`` as :func:`_faint_piece` returns it)."""
     _d, _evidence, centre, edge = piece
     rr = np.hypot(geo.dx - centre[0], geo.dy - centre[1])
     return median(grey[rr <= _middle_radius(edge)])

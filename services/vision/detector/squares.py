@@ -563,19 +563,22 @@ def _quiet_corner_spread(values: np.ndarray, geo: _SquareMasks) -> float:
     """The ``FULL_BOARD_QUIET_SHARE`` percentile, over the nine squares' corners, of each corner's median
     absolute deviation of ``values`` ((9, P), one per pixel of each square's inside) from its own
     median: the variation of the corners no piece's edge crosses."""
-    z = values[:, geo.corner_index]  # (9, Q, K)
-    medians = _corner_medians(values[..., None], geo)[..., 0].T  # (9, Q)
-    spread = np.abs(z - medians[..., None])
-    per_corner = [
-        median(spread[k, q][geo.corner_valid[q]]) for k in range(z.shape[0]) for q in range(z.shape[1])
-    ]
-    return percentile(np.array(per_corner), FULL_BOARD_QUIET_SHARE)
+    # Each corner's deviations laid back on its pixels, so that _corner_medians takes their medians.
+    laid = np.zeros_like(values)
+    laid[:, geo.corner_index] = _corner_deviations(values, geo)
+    return percentile(_corner_medians(laid[..., None], geo).ravel(), FULL_BOARD_QUIET_SHARE)
 
 
 def _corner_spreads(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
     """Absolute deviations of ``values`` ((9, P), one per pixel of each square's inside) in the corners
     of each square, each from its own corner's median: (corner pixels of the nine squares,) in no
     particular order."""
+    return _corner_deviations(values, geo)[:, geo.corner_valid]
+
+
+def _corner_deviations(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
+    """Absolute deviations of ``values`` ((9, P)) in each corner of each square from that corner's
+    median: (9, Q, K), padded as ``geo.corner_index`` is (``geo.corner_valid`` says which are real)."""
     z = values[:, geo.corner_index]  # (9, Q, K)
     medians = _corner_medians(values[..., None], geo)[..., 0].T  # (9, Q)
-    return np.abs(z - medians[..., None])[:, geo.corner_valid]
+    return np.abs(z - medians[..., None])
