@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
+import cv2
 import numpy as np
 
 from .geometry import GRID_SQUARES, SQUARE_CENTRES, _read_only
@@ -86,6 +87,8 @@ MIDDLE_MIN_RADIUS: Final = 0.07
 #: a piece's edge is less than this far from its centre (pitches): what reaches the square's corners all
 #: around is something flat and larger (its outermost ring, 0.46-0.50, exists only towards the corners).
 PIECE_MAX_EDGE: Final = RING_FIRST + RING_STEP * (RING_COUNT - 1) - 1e-6
+#: the evidence of a piece seen by its rim alone (see _rim_piece): a circle all round is a whole piece.
+RIM_EVIDENCE: Final = 1.0
 #: a piece's edge is at least this far from its centre (pitches): a coin or a button is smaller.
 PIECE_MIN_RADIUS: Final = 0.15
 #: the far corners of a square, which no piece reaches: a corner is covered beyond this share, and a
@@ -531,6 +534,7 @@ def _circular_outline(
     body: float,
     threshold: float,
     sense: float | None = None,
+    clear_of_lines: bool = False,
 ) -> tuple[np.ndarray, float] | None:
     """A piece's outline as a circle, or None: around ``centre`` (pitches from the square's), in each of
     ``EDGE_SECTORS`` sectors the ring of ``EDGE_STEP`` (from ``PIECE_MIN_RADIUS`` out to the square's
@@ -553,6 +557,8 @@ def _circular_outline(
     peak = np.argmax(off * sense, axis=1)
     if float((off[np.arange(EDGE_SECTORS), peak] * sense).min()) < OUTLINE_CIRCLE_K * threshold:
         return None
+    if clear_of_lines and np.any(peak >= inside.sum(axis=1) - 1):
+        return None  # (``clear_of_lines``: the outline lies in no sector's outermost ring)
     radius = (peak + first + 0.5) * EDGE_STEP
     angle = (np.arange(EDGE_SECTORS) + 0.5) * (2 * math.pi / EDGE_SECTORS) - math.pi
     x, y = radius * np.cos(angle), radius * np.sin(angle)
@@ -579,6 +585,24 @@ def _dark_rim(
     not. The glow of light lines only lightens towards the lines."""
     body = _middle_grey(grey_dev, piece, geo)
     return _circular_outline(grey_dev, geo, piece[2], body, float(threshold), sense=-1.0) is not None
+
+
+def _rim_piece(
+    grey_dev: np.ndarray, geo: _SquareMasks, threshold: float, dark_lines: bool
+) -> tuple[np.ndarray, float, np.ndarray, float] | None:
+    """A piece seen by its rim alone, or None: a circle darker than the square's middle all round
+    (:func:`_circular_outline` with the darker sense, at ``threshold``, the plate's texture), as a piece
+    of nearly the plate's tone shows it when nothing of its face differs (a black piece a few levels off
+    a black plate, a white one on a white plate). The glow of light lines lightens, and the blur of dark
+    lines darkens along the square's sides, not on a circle; a stain is no circle round the middle.
+    Returns (its disc's pixels, ``RIM_EVIDENCE``, centre, edge) as :func:`_faint_piece` does."""
+    body = median(grey_dev[geo.rad <= MIDDLE_RADIUS])
+    circle = _circular_outline(grey_dev, geo, np.zeros(2), body, threshold, -1.0, dark_lines)
+    if circle is None:
+        return None
+    centre, edge = circle
+    disc = np.hypot(geo.dx - centre[0], geo.dy - centre[1]) <= edge
+    return disc, RIM_EVIDENCE, centre, edge
 
 
 def _round_edge(
@@ -760,7 +784,10 @@ def _round(d: np.ndarray, geo: _SquareMasks, centre: np.ndarray) -> bool:
     the square's centre), rather than a sheet or a palm. Where the square's inside does not cut the
     body off, its outline is fitted with a circle; a piece's circle is no larger than the largest piece
     (``ROUND_MAX_REACH``) and nothing of the body lies beyond it by more than ``ROUND_MAX_RATIO``. A
-    body cut off nearly all round is a piece when it reaches no farther than the largest piece."""
+    body cut off nearly all round is a piece when it reaches no farther than the largest piece.
+    Only the body's largest connected part counts: a neighbour's shadow or blur reaching a corner is
+    not this body's outline."""
+    d = _largest_part(d, geo)
     ex, ey = geo.dx - centre[0], geo.dy - centre[1]
     sector = ((np.arctan2(ey, ex) + math.pi) * (ROUND_SECTORS / (2 * math.pi))).astype(np.int64)
     sector %= ROUND_SECTORS
@@ -784,6 +811,17 @@ def _round(d: np.ndarray, geo: _SquareMasks, centre: np.ndarray) -> bool:
     radius = math.sqrt(max(c + cx * cx + cy * cy, 0.0))
     farthest = float(np.hypot(geo.dx[d] - cx, geo.dy[d] - cy).max())
     return radius <= ROUND_MAX_REACH and farthest <= ROUND_MAX_RATIO * radius
+
+
+def _largest_part(d: np.ndarray, geo: _SquareMasks) -> np.ndarray:
+    """The pixels ``d`` of one square's inside, keeping only their largest 8-connected part."""
+    patch = np.zeros(geo.inside.shape, np.uint8)
+    patch[geo.inside] = d
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(patch, connectivity=8)
+    if count <= 2:  # the background and at most one part
+        return d
+    largest = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    return labels[geo.inside] == largest
 
 
 def _elongation(w: np.ndarray, geo: _SquareMasks) -> float:
