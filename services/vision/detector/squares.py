@@ -34,6 +34,9 @@ from .pieces import (
 )
 from .stats import least_squares, median, median_along, percentile, row_norms
 
+#: the rim look's threshold, as a share of the texture look's: a rim is judged on the means of
+#: sectors of a ring, many pixels each, whose noise is a fraction of one pixel's (see _rim_piece).
+RIM_THRESHOLD_SHARE: Final = 0.5
 #: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
 CHROMA_OF_PLATE: Final = 0.35
 #: the faint look's coarser scale: a Gaussian this many pitches wide (sigma), and the least plate
@@ -331,7 +334,8 @@ def _read_squares(
     # The last look: a rim alone, a circle darker than the middle all round at the plate's texture.
     for k in np.flatnonzero(left).tolist():
         if k not in faint:
-            piece = _rim_piece(dev[k, :, 0], geo, float(t_looks[1][k]), bool(line_level[k] < plate_grey[k]))
+            threshold = RIM_THRESHOLD_SHARE * float(t_looks[1][k])
+            piece = _rim_piece(dev[k, :, 0], geo, threshold, bool(line_level[k] < plate_grey[k]))
             if piece is not None:
                 faint[k] = piece
     most = np.ones(9)  # the highest confidence each square's reading may have
