@@ -1,0 +1,106 @@
+"""A piece seen by its rim alone, and a round body beside a neighbour's shadow.
+
+A black piece a few grey levels lighter than a near-black plate, or a white piece as light as a white
+plate, differs from the plate nowhere but in its rim: a circle darker than its face all round. The
+squares' last look (pieces._rim_piece) reads it there; the glow of light lines, the blur of dark lines
+and bare board's texture make no such circle. And a large piece's body reaching the square's lines is
+judged round on its largest connected part (pieces._round): the shadow or blur of a neighbouring piece
+in one corner is not its outline.
+
+Frames from the flat renderer (tests/vision/flat, a tuning set) that read a piece empty, or a large
+white piece "too-large" and then empty, before these rules.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from services.vision.detector import detect
+from services.vision.detector.pieces import _rim_piece, _round, _square_masks
+from tests.vision.flat.generator import make_frame
+
+from .test_sweep import truth_as_read
+
+#: a square of 40 canonical pixels with light lines 0.04 pitch wide, as the detector reads one.
+GEO = _square_masks(40, 14, 0.04, 0.05)
+RADIUS = 0.36
+TEXTURE = 2.0  # the plate's texture, grey levels (one sigma)
+THRESHOLD = 3.0  # the rim look's threshold for that texture (see squares.RIM_THRESHOLD_SHARE)
+
+
+def _rimmed_disc(face: float, rim: float = -6.0, at: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
+    """Each pixel's grey minus the plate's: a disc ``face`` levels off the plate, its outermost 0.05
+    pitch ``rim`` levels off it, with the plate's texture (seeded)."""
+    rng = np.random.default_rng(7)
+    r = np.hypot(GEO.dx - at[0], GEO.dy - at[1])
+    dev = np.where(r <= RADIUS, face, 0.0)
+    dev[(r > RADIUS - 0.05) & (r <= RADIUS)] = rim
+    return dev + rng.normal(0.0, TEXTURE, dev.shape)
+
+
+@pytest.mark.parametrize("face", [4.0, 0.0, -2.0])
+def test_a_rim_darker_than_the_face_all_round_is_a_piece(face: float) -> None:
+    piece = _rim_piece(_rimmed_disc(face), GEO, THRESHOLD, dark_lines=False)
+    assert piece is not None
+    disc, evidence, centre, edge = piece
+    assert abs(edge - (RADIUS - 0.025)) < 0.05
+    assert np.hypot(*centre) < 0.03
+    assert disc.sum() > 0 and evidence > 0.5
+
+
+def test_an_off_centre_rim_places_the_piece() -> None:
+    piece = _rim_piece(_rimmed_disc(3.0, at=(0.05, -0.04)), GEO, THRESHOLD, dark_lines=False)
+    assert piece is not None
+    assert np.hypot(piece[2][0] - 0.05, piece[2][1] + 0.04) < 0.04
+
+
+def test_bare_board_has_no_rim() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        assert _rim_piece(rng.normal(0.0, TEXTURE, GEO.dx.size), GEO, THRESHOLD, dark_lines=False) is None
+
+
+def test_the_glow_of_light_lines_is_no_rim() -> None:
+    """Darkest in the middle, lighter towards the lines: nothing darker than the middle round it."""
+    to_line = 0.5 - np.maximum(np.abs(GEO.dx), np.abs(GEO.dy))
+    dev = -10.0 * (1.0 - np.exp(-to_line / 0.1))
+    assert _rim_piece(dev, GEO, THRESHOLD, dark_lines=False) is None
+
+
+def test_the_blur_of_dark_lines_is_no_rim() -> None:
+    """Darker towards the lines all round the square's inside: with dark lines, a rim must come back to
+    the plate before the lines."""
+    to_line = 0.5 - np.maximum(np.abs(GEO.dx), np.abs(GEO.dy))
+    dev = -20.0 * np.exp(-to_line / 0.03)
+    assert _rim_piece(dev, GEO, THRESHOLD, dark_lines=True) is None
+
+
+def test_a_round_body_with_a_neighbours_shadow_in_a_corner_is_round() -> None:
+    r = np.hypot(GEO.dx, GEO.dy)
+    body = r <= 0.43
+    corner = (GEO.dx > 0.38) & (GEO.dy > 0.38)  # apart from the body: another piece's shadow
+    assert not (body & corner).any()
+    assert _round(body | corner, GEO, np.zeros(2))
+
+
+def test_a_sheet_filling_the_square_is_not_round() -> None:
+    sheet = (GEO.dx > -0.2) | (GEO.dy > -0.2)  # a sheet over all but one corner
+    assert not _round(sheet, GEO, np.zeros(2))
+
+
+#: (seed, index) of flat frames with pieces seen by their rims alone: black pieces a few levels off a
+#: near-black plate under light lines (1, 245), (2, 285), (3, 243), (3, 281); white pieces on a white
+#: plate (2, 266), (2, 273).
+RIM_ONLY = ((1, 245), (2, 285), (3, 243), (3, 281), (2, 266), (2, 273))
+
+#: (seed, index) of flat frames whose large white pieces read "too-large" (and then empty or unknown):
+#: a neighbour's shadow in a corner joined their bodies.
+BESIDE_A_SHADOW = ((1, 206), (1, 253), (2, 119), (2, 204), (3, 13))
+
+
+@pytest.mark.parametrize(("seed", "index"), RIM_ONLY + BESIDE_A_SHADOW)
+def test_frames_are_read(seed: int, index: int) -> None:
+    sample = make_frame(index, seed)
+    det = detect(sample.image)
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
