@@ -108,10 +108,13 @@ def _best_candidate(
         # for cells); with fewer than nine cells (pieces dent them) the window may be a square off; and
         # the cells' size says little of the lines' width when pieces dent them. The lines tell.
         checked = _verify_grid(im, h, pitch, p, may_shift=cells < GRID_SQUARES**2)
-        if cells == 0 and checked[3] < COMB_MIN_CLEAR:
-            # The comb places the lines to a pixel or two of its reduced image, which can be too far
-            # to check them: brought onto them, it is checked again.
-            checked = _verify_grid(im, _onto_lines(im, h, pitch, p), pitch, p, may_shift=True)
+        if cells < GRID_SQUARES**2 and checked[3] < COMB_MIN_CLEAR:
+            # The comb places the lines to a pixel or two of its reduced image, and a few cells skew the
+            # grid's far lines off their place, which can be too far to check them: brought onto the
+            # lines, it is checked again.
+            again = _verify_grid(im, _onto_lines(im, h, pitch, p), pitch, p, may_shift=True)
+            if cells == 0 or again[3] >= COMB_MIN_CLEAR:
+                checked = again
         h, polarity, half_width, clear = checked
         if cells == 0 and clear < COMB_MIN_CLEAR:
             continue  # the comb found something straight and periodic, not a grid
