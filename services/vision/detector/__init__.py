@@ -40,8 +40,10 @@ How it works, in order:
    stretch a finger wide (the squares on both sides are). Inside a square, what differs from the plate
    must look like a piece: round, as wide as long, not reaching three corners, not smaller than a
    piece nor filling the square into its corners, on a plate like the others'; otherwise it is a hand,
-   a pen, a coin or a sheet, and the square is occluded. An occluded square is unknown, and the frame
-   is occluded.
+   a pen, a coin or a sheet, and the square is occluded. A long straight edge slanted from the board's
+   lines is a pen lying across it (:func:`.across._lying_across`): nothing of a game is straight and
+   slanted, and a pen of the lines' tone hides none of them. An occluded square is unknown, and the
+   frame is occluded.
 6. **Supply.** Piece-sized, round (not square like a marker's cells), grey (not coloured), clearly
    light or dark blobs off the grid are supply pieces.
 
@@ -69,6 +71,7 @@ Where each step lives (each module keeps the constants only it uses; those sever
   faint piece, a body's shape and colour): what step 4 and step 5 judge a square's contents by.
 - :mod:`.ring`: step 4 against the ring, and what in it is not a piece.
 - :mod:`.occlusion`: step 5 on the lines, sampled along their length.
+- :mod:`.across`: step 5's straight slanted edges (a pen).
 - :mod:`.supply`: step 6.
 - :mod:`.stats`: ``np.median`` and ``np.percentile`` to the bit, without their overhead on small arrays.
 - :mod:`.search`: :func:`detect`, :func:`track`, :func:`read_board` and :func:`read_at_pose`, which run

@@ -14,6 +14,7 @@ import numpy as np
 
 from messages import BoardPose
 
+from .across import _lying_across
 from .cells import _fit_homography, _locate
 from .comb import _comb_search
 from .geometry import (
@@ -343,6 +344,9 @@ def read_at_pose(
     readings = _combine(_read_squares_ring(canon, half_width, line_level, params, sign < 0), by_corners)
     # Pieces of one kind are alike: a dim "white piece" among bright ones is a coin.
     readings = _odd_tones_by_the_board(readings, sign < 0)
+    # A pen lying across the board: a long straight edge slanted from its lines.
+    across = _lying_across(canon.img, canon.px, canon.margin, typical, im.sigma)
+    readings = [(*r[:4], r[4] or "across", r[5]) if across[k] else r for k, r in enumerate(readings)]
     under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3))
     crossed = _crossed_squares(~covered | under_piece, owners)
     # A line not seen between two pieces of its own tone (black pieces beside a dark line) is explained;

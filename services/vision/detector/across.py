@@ -1,0 +1,123 @@
+"""What lies straight across the board at an angle to its lines (:func:`_lying_across`): a pen, a
+pencil, a ruler. Nothing of a game is straight and slanted on the board: the lines run along its two
+axes and the pieces are round. A pen lying on the pieces hides no line where it is of the lines' own
+tone, and where it lies on a piece the piece's reading may still look clean; its long straight edge
+gives it away."""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+import cv2
+import numpy as np
+
+from .geometry import GRID_SQUARES
+from .model import MAD_TO_SIGMA
+from .stats import median
+
+#: an edge counts from this long (pitches): longer than any piece's straight stretch, shorter than a pen
+#: across one square.
+ACROSS_MIN_LENGTH: Final = 1.0
+#: ...slanted at least this much (degrees) from both of the board's axes (its lines, a pose a degree or
+#: two off, a perspective the pose does not hold).
+ACROSS_MIN_ANGLE_DEG: Final = 12.0
+#: the edges are found where the grey steps by this share of the grid's contrast (and by this many
+#: times the image's noise): the lines' and pieces' own edges are as strong, texture and grain weaker.
+ACROSS_EDGE_SHARE: Final = 0.5
+ACROSS_EDGE_NOISE_K: Final = 4.0
+#: ...gaps up to this long (pitches) are bridged (a pen's edge over a piece of its own tone).
+ACROSS_MAX_GAP: Final = 0.1
+#: an edge is an object's when the grey on its two sides, this far from it (pitches, at least
+#: ACROSS_SIDE_MIN_PX), differs by at least ACROSS_STEP_SHARE of the grid's contrast, the same way, along
+#: ACROSS_CONSISTENT of its length: a row of crossings or the grain of a wood plate that happen to line
+#: up step either way, or not at all.
+ACROSS_SIDE: Final = 0.05
+ACROSS_SIDE_MIN_PX: Final = 2.0
+ACROSS_STEP_SHARE: Final = 0.25
+ACROSS_CONSISTENT: Final = 0.8
+#: ...and by this many times the plate's texture (the view's fine detail, see _texture): the grain of
+#: a wood plate runs straight and slanted too, a few times its own texture off the plate.
+ACROSS_TEXTURE_K: Final = 4.0
+#: the texture is the view's detail finer than a Gaussian this wide (pixels).
+ACROSS_TEXTURE_SIGMA_PX: Final = 2.0
+
+
+def _lying_across(view: np.ndarray, px: int, margin: int, contrast: float, noise: float) -> np.ndarray:
+    """Which squares (9 booleans, row by row) a straight slanted edge crosses, in the canonical view
+    ``view`` (grey, ``px`` pixels a square, the grid's corner at ``margin``; ``contrast``, the grid's
+    lines against the plate, and ``noise``, the image's, both in grey levels)."""
+    crossed = np.zeros(GRID_SQUARES * GRID_SQUARES, bool)
+    for x1, y1, x2, y2 in _slanted_edges(view, px, margin, contrast, noise):
+        length = math.hypot(x2 - x1, y2 - y1)
+        t = np.linspace(0.0, 1.0, max(2, int(length)))
+        col = np.floor((x1 + t * (x2 - x1) - margin) / px).astype(np.int64)
+        row = np.floor((y1 + t * (y2 - y1) - margin) / px).astype(np.int64)
+        on = (col >= 0) & (col < GRID_SQUARES) & (row >= 0) & (row < GRID_SQUARES)
+        crossed[row[on] * GRID_SQUARES + col[on]] = True
+    return crossed
+
+
+def _slanted_edges(
+    view: np.ndarray, px: int, margin: int, contrast: float, noise: float
+) -> list[tuple[float, float, float, float]]:
+    """The straight edges within the grid's lines (see :func:`_lying_across`), slanted from both axes,
+    each an object's (:func:`_steps_along`), as (x1, y1, x2, y2) in the view's pixels."""
+    lo, hi = margin + 2, margin + GRID_SQUARES * px - 2
+    grey = np.clip(view[lo:hi, lo:hi], 0, 255).astype(np.uint8)
+    high = max(ACROSS_EDGE_SHARE * contrast, ACROSS_EDGE_NOISE_K * noise, 1.0)
+    dx = cv2.Sobel(grey, cv2.CV_16S, 1, 0, ksize=3)
+    dy = cv2.Sobel(grey, cv2.CV_16S, 0, 1, ksize=3)
+    edges = cv2.Canny(dx, dy, high / 2, high, L2gradient=True)
+    # Only the edge pixels slanted from both axes vote: the lines' own edges (most of them) do not, which
+    # leaves the search a fraction of its work. (Slanted by at least the angle: the smaller of the two
+    # gradient components is at least its tangent times the larger.)
+    ax, ay = np.abs(dx.astype(np.float32)), np.abs(dy.astype(np.float32))
+    edges[np.minimum(ax, ay) < math.tan(math.radians(ACROSS_MIN_ANGLE_DEG)) * np.maximum(ax, ay)] = 0
+    found = cv2.HoughLinesP(
+        edges,
+        1,
+        math.pi / 180,
+        threshold=max(8, px // 2),
+        minLineLength=ACROSS_MIN_LENGTH * px,
+        maxLineGap=ACROSS_MAX_GAP * px,
+    )
+    out: list[tuple[float, float, float, float]] = []
+    if found is None:
+        return out
+    step = 0.0
+    for x1, y1, x2, y2 in (found.reshape(-1, 4).astype(np.float64) + lo).tolist():
+        angle = math.degrees(math.atan2(y2 - y1, x2 - x1)) % 90.0
+        if min(angle, 90.0 - angle) < ACROSS_MIN_ANGLE_DEG:
+            continue
+        if not step:  # (only when there is an edge to judge: the texture takes a blur of the view)
+            step = max(ACROSS_STEP_SHARE * contrast, ACROSS_TEXTURE_K * _texture(view[lo:hi, lo:hi]), 1e-3)
+        if _steps_along(view, (x1, y1, x2, y2), max(ACROSS_SIDE * px, ACROSS_SIDE_MIN_PX), step):
+            out.append((x1, y1, x2, y2))
+    return out
+
+
+def _texture(view: np.ndarray) -> float:
+    """The grey levels (one sigma, robust) of ``view``'s detail finer than ``ACROSS_TEXTURE_SIGMA_PX``."""
+    fine = view - cv2.GaussianBlur(view, (0, 0), ACROSS_TEXTURE_SIGMA_PX)
+    return MAD_TO_SIGMA * median(np.abs(fine))
+
+
+def _steps_along(view: np.ndarray, seg: tuple[float, float, float, float], side: float, big: float) -> bool:
+    """Whether the grey steps across the edge ``seg`` the same way along ``ACROSS_CONSISTENT`` of it, by
+    ``big`` grey levels or more (the two sides sampled ``side`` pixels from it)."""
+    x1, y1, x2, y2 = seg
+    length = math.hypot(x2 - x1, y2 - y1)
+    nx, ny = -(y2 - y1) / length, (x2 - x1) / length
+    t = np.linspace(0.0, 1.0, max(2, int(length)))
+    x, y = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
+    h, w = view.shape
+
+    def at(dx: float, dy: float) -> np.ndarray:
+        xi = np.clip(np.rint(x + dx).astype(np.int64), 0, w - 1)
+        yi = np.clip(np.rint(y + dy).astype(np.int64), 0, h - 1)
+        return view[yi, xi]
+
+    step = at(side * nx, side * ny) - at(-side * nx, -side * ny)
+    share = max(np.count_nonzero(step >= big), np.count_nonzero(step <= -big)) / step.size
+    return share >= ACROSS_CONSISTENT
