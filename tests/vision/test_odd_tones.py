@@ -53,6 +53,37 @@ def test_white_pieces_near_a_white_plate_say_nothing() -> None:
     assert "odd-tone" not in _problems(squares._odd_tones_by_the_board(board, dark_lines=True))
 
 
+def test_a_white_darker_than_the_plate_beside_whites_lighter_than_it_is_odd() -> None:
+    """Dark lines (the plate at 1): white pieces at 1.3, and a steel coin at 0.75, darker than the plate
+    yet above the scale's middle, so read white."""
+    board = _board({0: ("white", 1.3), 1: ("white", 1.28), 5: ("white", 0.75)}, 1.0)
+    out = squares._odd_tones_by_the_board(board, dark_lines=True)
+    assert _problems(out)[5] == "odd-tone"
+    assert _problems(out).count("odd-tone") == 1
+
+
+def test_with_one_piece_of_a_colour_on_each_side_of_the_plate_both_are_odd() -> None:
+    """Which of the two is not what it reads, the board cannot say: neither is read."""
+    board = _board({0: ("white", 1.7), 5: ("white", 0.75), 6: ("black", -0.4)}, 1.0)
+    assert _problems(squares._odd_tones_by_the_board(board, dark_lines=True)) == [
+        "odd-tone",
+        "",
+        "",
+        "",
+        "",
+        "odd-tone",
+        "",
+        "",
+        "",
+    ]
+
+
+def test_pieces_beside_the_plate_on_both_sides_say_nothing() -> None:
+    """White pieces on a white plate, one a little lighter and one a little darker than it."""
+    board = _board({0: ("white", 1.1), 5: ("white", 0.9)}, 1.0)
+    assert "odd-tone" not in _problems(squares._odd_tones_by_the_board(board, dark_lines=True))
+
+
 def test_a_pale_black_among_black_pieces_is_odd() -> None:
     """Dark lines (the plate at 1): black pieces at -0.45, and something at 0.7 read black."""
     board = _board({0: ("black", -0.45), 2: ("black", -0.43), 4: ("black", -0.46), 1: ("black", 0.7)}, 1.0)

@@ -73,6 +73,9 @@ BOARD_TONE_CONFIDENCE: Final = 0.8
 #: it (when they stand ODD_TONE_GROUP or more from it) is something else (see _odd_tones_by_the_board).
 ODD_TONE_SHARE: Final = 0.3
 ODD_TONE_GROUP: Final = 0.5
+#: ...and a piece on the other side of the plate's tone from every other of its colour, both at least
+#: this far from it, is odd whatever their number.
+ODD_SIDE_MIN: Final = 0.15
 #: a piece seen only at the plate's texture (see pieces._faint_piece): its reading is never certain,
 #: this confident at most.
 FAINT_MAX_CONFIDENCE: Final = 0.85
@@ -527,17 +530,30 @@ def _odd_tones_by_the_board(
     of one kind are alike, and the scale is the grid's own around each square (gradients and shadows
     shift both ends alike): a body read white far dimmer than the white pieces beside it is a steel
     coin, not one of them, and one read black far paler than the black pieces is brass or a shadow.
-    A board with fewer than three pieces of a colour says nothing of that colour."""
+    A board with fewer than three pieces of a colour says nothing of that colour by that share; but a
+    piece on the other side of the plate's tone from every other piece of its colour (both at least
+    ``ODD_SIDE_MIN`` from it: a "white piece" darker than the plate beside a white piece lighter than
+    it) is odd beside even one."""
     plate = 1.0 if dark_lines else 0.0
     out = list(readings)
     for k, (state, conf, evidence, tone, problem, plate_grey) in enumerate(readings):
         if state not in ("black", "white") or problem:
             continue
         others = [r[3] for j, r in enumerate(readings) if j != k and r[0] == state and not r[4]]
-        if len(others) < 2:
+        if not others:
             continue
         group = median(np.array(others))
-        if abs(group - plate) >= ODD_TONE_GROUP and (tone - plate) / (group - plate) < ODD_TONE_SHARE:
+        # On the far side of the plate from every other piece of its colour, clearly (a "white piece"
+        # darker than the plate beside white pieces lighter than it): one of them is not what it reads.
+        far_side = all(
+            (t - plate) * (tone - plate) < 0 and min(abs(t - plate), abs(tone - plate)) >= ODD_SIDE_MIN
+            for t in others
+        )
+        if far_side or (
+            len(others) >= 2
+            and abs(group - plate) >= ODD_TONE_GROUP
+            and (tone - plate) / (group - plate) < ODD_TONE_SHARE
+        ):
             out[k] = (state, conf, evidence, tone, "odd-tone", plate_grey)
     return out
 
