@@ -572,7 +572,9 @@ def _combine(
     out = []
     for a, b in zip(ring, corners, strict=True):
         ring_clean = not a[4] and a[0] != "unknown"
-        bare_to_ring = a[0] == "empty" and (bool(b[4]) or b[0] == "unknown")
+        # (Not a body half way between black and white: a black piece a little lighter than a black
+        # plate is as likely as a stain there, and the ring, which such a body covers, cannot tell.)
+        bare_to_ring = a[0] == "empty" and (bool(b[4]) or b[0] == "unknown") and b[4] != "mid-tone"
         piece_to_ring = a[0] in ("black", "white") and b[0] == "empty" and not b[4]
         # Only a highlight differs on a black piece on a dark plate: a small blob to the corners' reading,
         # a black piece (by its disc's median) to the ring's. (A light blob that the ring calls white is
