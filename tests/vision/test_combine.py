@@ -10,6 +10,8 @@ plate under light lines, flat seed 6 #246).
 
 from __future__ import annotations
 
+import numpy as np
+
 from services.vision.detector.squares import _combine
 
 Reading = tuple[str, float, float, float, str, float]
@@ -37,3 +39,19 @@ def test_disagreeing_readings_are_never_certain() -> None:
     ring = _nine(("black", 1.0, 0.8, -0.4, "", 120.0))
     chosen = _combine(ring, corners)[0]
     assert chosen[0] == "black" and chosen[1] <= 0.75
+
+
+def test_the_ring_clears_a_large_stain_whose_ring_is_on_the_plate() -> None:
+    """Plate 120, lines 40: the ring at 121 is bare board."""
+    corners = _nine(("white", 0.9, 0.6, 1.05, "too-large", 120.0))
+    ring = _nine(("empty", 1.0, 0.0, 1.03, "", 121.0))
+    assert _combine(ring, corners, np.full(9, 40.0))[0][0] == "empty"
+
+
+def test_the_ring_on_a_large_white_piece_does_not_clear_it() -> None:
+    """Plate 120, lines 40: the ring at 140 lies on a white piece that fills the square (flat seed 1
+    #88, seed 4 #181, seed 5 #280, seed 6 #231, contest_table #101: read empty before, unknown now)."""
+    corners = _nine(("white", 1.0, 1.0, 1.2, "too-large", 120.0))
+    ring = _nine(("empty", 1.0, 0.0, 1.3, "", 140.0))
+    chosen = _combine(ring, corners, np.full(9, 40.0))[0]
+    assert chosen[0] == "white" and chosen[4] == "too-large"  # flagged: read unknown

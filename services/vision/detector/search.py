@@ -341,7 +341,9 @@ def read_at_pose(
     line_level = _line_levels(peaks, owners, seen, line_grey)
     by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params, sign < 0)
     by_corners = _mid_tones_by_the_board(by_corners)
-    readings = _combine(_read_squares_ring(canon, half_width, line_level, params, sign < 0), by_corners)
+    readings = _combine(
+        _read_squares_ring(canon, half_width, line_level, params, sign < 0), by_corners, line_level
+    )
     # Pieces of one kind are alike: a dim "white piece" among bright ones is a coin.
     readings = _odd_tones_by_the_board(readings, sign < 0)
     # A pen lying across the board: a long straight edge slanted from its lines.

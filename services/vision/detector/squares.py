@@ -98,6 +98,8 @@ DISAGREEMENT_MAX_CONFIDENCE: Final = 0.75
 FULL_BOARD_SQUARES: Final = 3
 FULL_BOARD_QUIET_SHARE: Final = 25.0
 FULL_BOARD_CONFIDENCE: Final = 0.85
+#: a ring whose level is off the plate by more than this share of the grid's contrast lies on a body.
+RING_OFF_PLATE: Final = 0.08
 #: what the ring reading flags that is kept whatever the corners' reading says.
 RING_FLAGS_KEPT: Final = ("elongated",)
 #: a plate whose channels spread over more than this share of its brightest one is saturated (green,
@@ -561,6 +563,7 @@ def _odd_tones_by_the_board(
 def _combine(
     ring: list[tuple[str, float, float, float, str, float]],
     corners: list[tuple[str, float, float, float, str, float]],
+    line_level: np.ndarray | None = None,
 ) -> list[tuple[str, float, float, float, str, float]]:
     """One reading per square from the two: against the plate in the corners (``corners``, the one
     that holds for pieces of any size) and against the ring just inside the lines (``ring``, the larger
@@ -568,13 +571,19 @@ def _combine(
     no clear piece (empty, or something it cannot call a piece) while the ring sees a clean reading of
     the other kind: a bare square darker or lighter in its middle than in its corners (the lines' blur
     meets there, or the plate is stained) is bare to the ring; a small piece of an odd shape (a cross)
-    is a piece to the ring."""
+    is a piece to the ring. Nor does the ring clear a body that fills the square ("too-large") where the
+    ring's own level is off the plate's by more than ``RING_OFF_PLATE`` of the grid's contrast (each
+    square's lines, ``line_level``): the ring lies on that body (a large white piece on a white plate),
+    and its "empty" says only that the middle is like it."""
     out = []
-    for a, b in zip(ring, corners, strict=True):
+    levels = [None] * len(ring) if line_level is None else line_level.tolist()
+    for a, b, lines in zip(ring, corners, levels, strict=True):
         ring_clean = not a[4] and a[0] != "unknown"
         # (Not a body half way between black and white: a black piece a little lighter than a black
         # plate is as likely as a stain there, and the ring, which such a body covers, cannot tell.)
         bare_to_ring = a[0] == "empty" and (bool(b[4]) or b[0] == "unknown") and b[4] != "mid-tone"
+        if bare_to_ring and b[4] == "too-large" and lines is not None:
+            bare_to_ring = abs(a[5] - b[5]) <= RING_OFF_PLATE * abs(lines - b[5])
         piece_to_ring = a[0] in ("black", "white") and b[0] == "empty" and not b[4]
         # Only a highlight differs on a black piece on a dark plate: a small blob to the corners' reading,
         # a black piece (by its disc's median) to the ring's. (A light blob that the ring calls white is
