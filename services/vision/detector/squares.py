@@ -19,7 +19,6 @@ from .pieces import (
     HYPOT_FLOOR,
     PIECE_MIN_RADIUS,
     _coloured,
-    _dark_rim,
     _faint_pieces,
     _green_of,
     _middle_grey,
@@ -319,9 +318,8 @@ def _read_squares(
     # The third look, at a coarser scale: a white piece a few grey levels off a white plate under a
     # camera's noise is a body that stands out of the plate when each pixel is averaged with its
     # neighbours; noise and grain finer than that average away.
-    # (On a dark plate under light lines, a light body is as likely the lines' glow: there only a body
-    # ringed by a darker rim, which no glow makes, is a piece: a black piece a few levels off the plate.)
-    still = left.copy()
+    # (Dark lines only: on a dark plate a light body reads black, and is as likely the lines' glow.)
+    still = left & (line_level < plate_grey)
     still[list(faint)] = False
     if still.any():
         smooth = cv2.GaussianBlur(canon.img, (0, 0), FAINT_SMOOTH * s).ravel()[geo.pixels] - plate[..., 0]
@@ -331,11 +329,8 @@ def _read_squares(
         for k, piece in found.items():
             # A light body only, clearly off the plate: a dark one, or an outline alone, is as likely
             # the glow of light lines at this scale.
-            if _middle_grey(smooth[k], piece, geo) <= FAINT_BODY_K * float(t_smooth[k]):
-                continue
-            if line_level[k] > plate_grey[k] and not _dark_rim(smooth[k], geo, piece, t_smooth[k]):
-                continue
-            faint[k] = piece
+            if _middle_grey(smooth[k], piece, geo) > FAINT_BODY_K * float(t_smooth[k]):
+                faint[k] = piece
     # The last look: a rim alone, a circle darker than the middle all round at the plate's texture.
     for k in np.flatnonzero(left).tolist():
         if k not in faint:
