@@ -597,6 +597,10 @@ def _rim_piece(
     lines darkens along the square's sides, not on a circle; a stain is no circle round the middle.
     Returns (its disc's pixels, ``RIM_EVIDENCE``, centre, edge) as :func:`_faint_piece` does."""
     body = median(grey_dev[geo.rad <= MIDDLE_RADIUS])
+    # Each of the circle's sectors has a ring whose mean is that far below the middle, so at least one
+    # pixel each that far below it: most bare squares have fewer, and need no fit.
+    if np.count_nonzero(grey_dev <= body - OUTLINE_CIRCLE_K * threshold) < EDGE_SECTORS:
+        return None
     circle = _circular_outline(grey_dev, geo, np.zeros(2), body, threshold, -1.0, dark_lines)
     if circle is None:
         return None
