@@ -17,6 +17,7 @@ from services.vision.detector.squares import _combine
 Reading = tuple[str, float, float, float, str, float]
 
 EMPTY: Reading = ("empty", 1.0, 0.0, 1.0, "", 120.0)
+LINES = np.full(9, 40.0)  # each square's lines, on a plate at 120
 
 
 def _nine(square: Reading, rest: Reading = EMPTY) -> list[Reading]:
@@ -25,19 +26,19 @@ def _nine(square: Reading, rest: Reading = EMPTY) -> list[Reading]:
 
 def test_the_ring_clears_a_stain_the_corners_flagged() -> None:
     corners = _nine(("black", 0.9, 0.4, 0.7, "elongated", 120.0))
-    assert _combine(_nine(EMPTY), corners)[0][0] == "empty"
+    assert _combine(_nine(EMPTY), corners, LINES)[0][0] == "empty"
 
 
 def test_the_ring_does_not_clear_a_mid_tone_body() -> None:
     corners = _nine(("black", 0.6, 1.0, 0.45, "mid-tone", 120.0))
-    chosen = _combine(_nine(EMPTY), corners)[0]
+    chosen = _combine(_nine(EMPTY), corners, LINES)[0]
     assert chosen[0] == "black" and chosen[4] == "mid-tone"  # flagged: read unknown
 
 
 def test_disagreeing_readings_are_never_certain() -> None:
     corners = _nine(("empty", 1.0, 0.0, 1.0, "", 120.0))
     ring = _nine(("black", 1.0, 0.8, -0.4, "", 120.0))
-    chosen = _combine(ring, corners)[0]
+    chosen = _combine(ring, corners, LINES)[0]
     assert chosen[0] == "black" and chosen[1] <= 0.75
 
 
@@ -45,7 +46,7 @@ def test_the_ring_clears_a_large_stain_whose_ring_is_on_the_plate() -> None:
     """Plate 120, lines 40: the ring at 121 is bare board."""
     corners = _nine(("white", 0.9, 0.6, 1.05, "too-large", 120.0))
     ring = _nine(("empty", 1.0, 0.0, 1.03, "", 121.0))
-    assert _combine(ring, corners, np.full(9, 40.0))[0][0] == "empty"
+    assert _combine(ring, corners, LINES)[0][0] == "empty"
 
 
 def test_the_ring_on_a_large_white_piece_does_not_clear_it() -> None:
@@ -53,5 +54,5 @@ def test_the_ring_on_a_large_white_piece_does_not_clear_it() -> None:
     #88, seed 4 #181, seed 5 #280, seed 6 #231, contest_table #101: read empty before, unknown now)."""
     corners = _nine(("white", 1.0, 1.0, 1.2, "too-large", 120.0))
     ring = _nine(("empty", 1.0, 0.0, 1.3, "", 140.0))
-    chosen = _combine(ring, corners, np.full(9, 40.0))[0]
+    chosen = _combine(ring, corners, LINES)[0]
     assert chosen[0] == "white" and chosen[4] == "too-large"  # flagged: read unknown

@@ -558,7 +558,7 @@ def _odd_tones_by_the_board(
 def _combine(
     ring: list[tuple[str, float, float, float, str, float]],
     corners: list[tuple[str, float, float, float, str, float]],
-    line_level: np.ndarray | None = None,
+    line_level: np.ndarray,
 ) -> list[tuple[str, float, float, float, str, float]]:
     """One reading per square from the two: against the plate in the corners (``corners``, the one
     that holds for pieces of any size) and against the ring just inside the lines (``ring``, the larger
@@ -571,13 +571,12 @@ def _combine(
     square's lines, ``line_level``): the ring lies on that body (a large white piece on a white plate),
     and its "empty" says only that the middle is like it."""
     out = []
-    levels = [None] * len(ring) if line_level is None else line_level.tolist()
-    for a, b, lines in zip(ring, corners, levels, strict=True):
+    for a, b, lines in zip(ring, corners, line_level.tolist(), strict=True):
         ring_clean = not a[4] and a[0] != "unknown"
         # (Not a body half way between black and white: a black piece a little lighter than a black
         # plate is as likely as a stain there, and the ring, which such a body covers, cannot tell.)
         bare_to_ring = a[0] == "empty" and (bool(b[4]) or b[0] == "unknown") and b[4] != "mid-tone"
-        if bare_to_ring and b[4] == "too-large" and lines is not None:
+        if bare_to_ring and b[4] == "too-large":
             bare_to_ring = abs(a[5] - b[5]) <= RING_OFF_PLATE * abs(lines - b[5])
         piece_to_ring = a[0] in ("black", "white") and b[0] == "empty" and not b[4]
         # Only a highlight differs on a black piece on a dark plate: a small blob to the corners' reading,
