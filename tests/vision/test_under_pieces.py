@@ -1,10 +1,11 @@
-"""Lines hidden between two large pieces of one kind are not "crossed"; anything else hiding a line is.
+"""Lines hidden between two large pieces are not "crossed"; anything else hiding a line is.
 
 A square beside a line hidden over a finger's width reads unknown (something lies across the line).
 Two large pieces side by side hide the line between them with their bodies, rims and shadows, and
-that alone must not make both unknown: tested on the rule itself (:func:`_under_pieces`) and on
-frames of the independent flat renderer (tests/vision/flat, a tuning set) whose full rows of large
-pieces read unknown before the rule.
+that alone must not make both unknown, whether the pieces are of one kind or a black and a white one
+(the black body hides a dark line on its side, the white piece's darker rim on the other): tested on
+the rule itself (:func:`_under_pieces`) and on frames of the independent flat renderer
+(tests/vision/flat, a tuning set) whose large pieces side by side read unknown before the rule.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from tests.vision.flat.generator import make_frame
 from .test_sweep import rotate_board
 
 #: (seed, index) of flat frames with large pieces side by side that hid the lines between them.
-SIDE_BY_SIDE = ((1, 286), (2, 2), (2, 24))
+SIDE_BY_SIDE = ((1, 286), (2, 2), (2, 24), (3, 133))
 TOLERANCE = 20.0  # grey levels by which two pieces' middles may differ and still be one kind
 
 
@@ -57,6 +58,14 @@ def test_the_middle_of_the_line_between_two_large_pieces_of_one_kind_is_explaine
         middle = between & (np.abs(at[:, 1] - 0.5) < 0.1)
         assert under[middle].all(), states
         assert not under[~between].any(), states  # nowhere else: not their outer lines, not elsewhere
+
+
+def test_the_line_between_a_black_and_a_white_large_piece_is_explained() -> None:
+    owners = _owners()
+    for states in ("XO.......", "OX......."):
+        under = occlusion._under_pieces(owners, _readings(states), _discs(states, 0.44), TOLERANCE)
+        assert under[_between(owners, 0, 1)].any(), states
+        assert not under[~_between(owners, 0, 1)].any(), states
 
 
 def test_small_pieces_far_from_the_line_explain_nothing() -> None:

@@ -87,9 +87,10 @@ def _under_pieces(
     discs: np.ndarray,
     tolerance: float,
 ) -> np.ndarray:
-    """Which line samples (L,) may lie hidden between two large pieces of one kind: both squares read
-    as a piece cleanly (nothing foreign), their middles' greys alike (within ``tolerance``: a coin
-    beside a black piece is not one), and both discs (``discs``: centre, edge radius and middle grey
+    """Which line samples (L,) may lie hidden between two large pieces: both squares read as a piece
+    cleanly (nothing foreign), of one kind with their middles' greys alike (within ``tolerance``: a
+    grey coin read black beside a black piece is not one) or a black and a white piece (the black
+    body hides a dark line on its side, the white piece's darker rim on the other), and both discs (``discs``: centre, edge radius and middle grey
     per square, as :func:`.squares._read_squares` measures them) reaching the sample once grown by
     ``PIECE_LINE_REACH``, their rims and soft shadows. Two such pieces side by side cover the line
     between them with their bodies, rims and shadows, as no finger does.
@@ -103,7 +104,9 @@ def _under_pieces(
     centres = SQUARE_CENTRES[o] + discs[o, :2]  # (L, 2 sides, 2)
     reach = np.hypot(*(at[:, None, :] - centres).transpose(2, 0, 1)) <= discs[o, 2] + PIECE_LINE_REACH
     alike = np.abs(discs[o[:, 0], 3] - discs[o[:, 1], 3]) <= tolerance
-    return (own_ok & piece[o] & reach).all(axis=1) & alike
+    black = np.array([r[0] == "black" for r in readings])
+    unlike = black[o[:, 0]] != black[o[:, 1]]  # (both are pieces: one black, one white)
+    return (own_ok & piece[o] & reach).all(axis=1) & (alike | unlike)
 
 
 @lru_cache(maxsize=1)
