@@ -20,7 +20,7 @@ from tests.vision.flat.generator import make_frame
 from .test_sweep import rotate_board
 
 #: (seed, index) of flat frames with large pieces side by side that hid the lines between them.
-SIDE_BY_SIDE = ((1, 286), (2, 2), (2, 24), (3, 133))
+SIDE_BY_SIDE = ((1, 286), (2, 2), (2, 24), (2, 294), (3, 133), (3, 269))
 TOLERANCE = 20.0  # grey levels by which two pieces' middles may differ and still be one kind
 
 

@@ -18,8 +18,10 @@ LINE_SAMPLES: Final = 10
 #: consecutive hidden line samples (0.07 pitch apart) that make a covered stretch (about a finger's width).
 HIDDEN_RUN_SAMPLES: Final = 4
 #: how far beyond a piece's measured edge (pitches) it may hide a line: its rim and soft shadow, and
-#: the edge's own step (``pieces.RING_STEP``).
-PIECE_LINE_REACH: Final = 0.12
+#: the edge's own step (``pieces.RING_STEP``). (0.12 left the line between two large glossy pieces
+#: crossed where their shadows meet, 0.55-0.6 of a pitch from their centres: 7 squares of the tuning
+#: runs; no occluded frame of 240 reads clear at this reach that did not at that one.)
+PIECE_LINE_REACH: Final = 0.18
 #: fewest seen line samples around a square to take their level rather than the grid's.
 MIN_LINE_SAMPLES: Final = 6
 
