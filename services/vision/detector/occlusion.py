@@ -90,12 +90,12 @@ def _under_pieces(
     tolerance: float,
 ) -> np.ndarray:
     """Which line samples (L,) may lie hidden between two large pieces: both squares read as a piece
-    cleanly (nothing foreign), of one kind with their middles' greys alike (within ``tolerance``: a
-    grey coin read black beside a black piece is not one) or a black and a white piece (the black
-    body hides a dark line on its side, the white piece's darker rim on the other), and both discs (``discs``: centre, edge radius and middle grey
-    per square, as :func:`.squares._read_squares` measures them) reaching the sample once grown by
-    ``PIECE_LINE_REACH``, their rims and soft shadows. Two such pieces side by side cover the line
-    between them with their bodies, rims and shadows, as no finger does.
+    cleanly (nothing foreign), of one kind with their middles' greys alike (within ``tolerance``: a grey
+    coin read black beside a black piece is not one) or a black and a white piece (the black body hides
+    a dark line on its side, the white piece's darker rim on the other), and both discs (``discs``:
+    centre, edge radius and middle grey per square, as :func:`.squares._read_squares` measures them)
+    reaching the sample once grown by ``PIECE_LINE_REACH``, their rims and soft shadows. Two such pieces
+    side by side cover the line between them with their bodies, rims and shadows, as no finger does.
 
     Nowhere else: beside a bare square or the board's edge a piece leaves its line seen on that side,
     and what hides a line there is something else (a finger, a pen lying across the board)."""

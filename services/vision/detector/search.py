@@ -33,7 +33,13 @@ from .lines import _fit_lines, _polarity_at, _verify_grid
 from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareReading
 from .occlusion import _crossed_squares, _line_contrast, _line_levels, _under_pieces
 from .ring import _read_squares_ring
-from .squares import _combine, _mid_tones_by_the_board, _odd_tones_by_the_board, _read_squares
+from .squares import (
+    _combine,
+    _mid_tones_by_the_board,
+    _odd_tones_by_the_board,
+    _read_squares,
+    _scale_of_the_pieces,
+)
 from .stats import median, percentile
 from .supply import _supply
 
@@ -340,7 +346,7 @@ def read_at_pose(
         covered[:] = True
     line_level = _line_levels(peaks, owners, seen, line_grey)
     by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params, sign < 0)
-    by_corners = _mid_tones_by_the_board(by_corners)
+    by_corners = _mid_tones_by_the_board(_scale_of_the_pieces(by_corners, params.piece_min_fill))
     readings = _combine(
         _read_squares_ring(canon, half_width, line_level, params, sign < 0), by_corners, line_level
     )
