@@ -51,6 +51,9 @@ FAINT_MIN_SHARE: Final = 0.05
 FAINT_BODY_K: Final = 1.5
 #: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
 FAINT_EDGE_SHARE: Final = 0.7
+#: a faint body whose differing pixels reach its square's lines ends where its level falls under this
+#: share of its middle's (see _body_edge).
+BODY_EDGE_SHARE: Final = 0.5
 #: a faint dark body is a black piece, not the plate between the glows of light lines, when its edge is
 #: round: half-way from its face to the plate within this many pitches of one radius in every one of
 #: EDGE_SECTORS sectors around it, on rings EDGE_STEP wide (see _round_edge).
@@ -520,6 +523,10 @@ def _faint_piece(
         # from the plate than its face, which _level_edge allows; the median would also level a light
         # square's middle between thick dark lines.)
         face = _median_of_sectors(sums, totals) if body < 0 else profile
+        if edge >= PIECE_MAX_EDGE:
+            # Its rim and shadow reach the lines; its body does not. (The shape check below still takes
+            # what differs as reaching them: a body that fills the square must be round.)
+            edge = _body_edge(face, counts, body, lo)
         if edge >= PIECE_MAX_EDGE or not _level_edge(face, counts, body, lo, hi):
             return None
     if _reaches_corners(d[None, :], geo)[0] or _shape_problem(d, grey_dev, faint, middle, geo, f0):
@@ -667,6 +674,20 @@ def _median_of_sectors(sums: np.ndarray, totals: np.ndarray) -> np.ndarray:
     low = np.where(count % 2 == 1, high, high - 1)
     profile[held] = (means[low, cols] + means[high, cols]) / 2.0
     return profile
+
+
+def _body_edge(profile: np.ndarray, counts: np.ndarray, body: float, lo: int) -> float:
+    """The edge radius (pitches) of a body at ``body`` (its middle's deviation from the plate) by its
+    own level: the first ring of ``RING_STEP`` from ring ``lo`` (the smallest piece's radius) out, with
+    pixels (``counts``), whose level in ``profile`` (as :func:`_level_edge` takes it) has fallen under
+    ``BODY_EDGE_SHARE`` of the body's; ``PIECE_MAX_EDGE`` when none has. What differs from the plate
+    around a large piece reaches its square's lines: its rim and soft shadow differ too, the other way
+    (a white piece's darker rim on a white plate), while its body ends before them."""
+    sign = math.copysign(1.0, body)
+    for i in range(max(lo, 1), len(profile)):
+        if counts[i] and profile[i] * sign < BODY_EDGE_SHARE * abs(body):
+            return i * RING_STEP
+    return PIECE_MAX_EDGE
 
 
 def _level_edge(profile: np.ndarray, counts: np.ndarray, body: float, lo: int, hi: int) -> bool:
