@@ -287,7 +287,7 @@ def _faint_pieces(
             continue
         look = _FaintLook.at(t, differs, grey_dev, rows, geo, geo.body_zone)
         for k in look.rows.tolist():
-            piece = look.piece(k, grey_dev[k], geo, f0)
+            piece = look.piece(k, grey_dev[k], geo, f0, bool(white_from[k] < plate_grey[k]))
             if piece is None:
                 continue
             # A faint dark middle may be the plate between the glows of thick light lines (a black piece
@@ -466,14 +466,15 @@ class _FaintLook:
         return cls(threshold, rows, finer, evidence)
 
     def piece(
-        self, k: int, grey_dev: np.ndarray, geo: _SquareMasks, f0: float
+        self, k: int, grey_dev: np.ndarray, geo: _SquareMasks, f0: float, dark_lines: bool
     ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
         """Square ``k``'s faint piece by :func:`_faint_piece`, or None (also when not looked at)."""
         if self.evidence is None or k not in self.rows:
             return None
         row = int(np.flatnonzero(self.rows == k)[0])
         found = (float(self.evidence[0][row]), self.evidence[1][row], float(self.evidence[2][row]))
-        return _faint_piece(found, self.differs[row], grey_dev, float(self.threshold[k]), geo, f0)
+        threshold = float(self.threshold[k])
+        return _faint_piece(found, self.differs[row], grey_dev, threshold, geo, f0, dark_lines)
 
 
 def _faint_piece(
@@ -483,6 +484,7 @@ def _faint_piece(
     threshold: float,
     geo: _SquareMasks,
     f0: float,
+    dark_lines: bool,
 ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
     """The second look at square ``k``, which shows no piece at the board's variation: a piece a few grey
     levels off the plate (a white piece on a white plate, in a large piece's shadow) seen at the plate's
@@ -493,7 +495,10 @@ def _faint_piece(
     short edge (:func:`_level_edge`; board texture and the glow of a shadow differ in patches and rims,
     not in a whole body), or, a piece of the plate's own tone, an outline all round a level face: a
     circle (:func:`_circular_outline`, which then places the piece), or a ring that stands out on the
-    whole (:func:`_outline`). Returns (differing pixels, evidence, centre, edge) or None."""
+    whole (:func:`_outline`). A body off the plate away from the lines' tone (lighter than the plate
+    where the lines are darker, ``dark_lines``) whose differing pixels reach the lines ends where its own
+    level does (:func:`_body_edge`): a large piece's rim and shadow reach them. Returns (differing
+    pixels, evidence, centre, edge) or None."""
     evidence, centre, edge = faint
     if evidence < f0 or edge < PIECE_MIN_RADIUS:
         return None
@@ -523,9 +528,11 @@ def _faint_piece(
         # from the plate than its face, which _level_edge allows; the median would also level a light
         # square's middle between thick dark lines.)
         face = _median_of_sectors(sums, totals) if body < 0 else profile
-        if edge >= PIECE_MAX_EDGE:
+        if edge >= PIECE_MAX_EDGE and (body > 0) == dark_lines:
             # Its rim and shadow reach the lines; its body does not. (The shape check below still takes
-            # what differs as reaching them: a body that fills the square must be round.)
+            # what differs as reaching them: a body that fills the square must be round.) Only a body
+            # off the plate away from the lines' tone: the glow of light lines, the blur of dark ones,
+            # reaches them towards it.
             edge = _body_edge(face, counts, body, lo)
         if edge >= PIECE_MAX_EDGE or not _level_edge(face, counts, body, lo, hi):
             return None
