@@ -82,6 +82,16 @@ def test_a_light_pen_over_a_white_piece_is_seen_where_it_lies_on_the_plate() -> 
     assert _lying_across(_pen(view, start, end, 250.0), PX, MARGIN, CONTRAST, 2.0)[6]
 
 
+def test_a_pen_ten_degrees_off_an_axis_is_slanted() -> None:
+    """Down the middle column at 10 degrees from the vertical lines (contest_table #223 has one at about
+    that), from square 2 to square 8."""
+    top = (MARGIN + 1.3 * PX, MARGIN + 0.1 * PX)
+    bottom = (top[0] + math.tan(math.radians(10.0)) * 2.8 * PX, MARGIN + 2.9 * PX)
+    crossed = _lying_across(_pen(_board(), top, bottom, 30.0), PX, MARGIN, CONTRAST, 2.0)
+    assert crossed[[1, 4, 7]].all()
+    assert not crossed[[0, 2, 3, 5, 6, 8]].any()
+
+
 def test_a_pen_along_a_line_is_not_slanted() -> None:
     """Along the board's axes an edge is the lines' (a pen lying along one is left to the line checks)."""
     view = _pen(_board(), (MARGIN + 5, MARGIN + 0.5 * PX), (MARGIN + 3 * PX - 5, MARGIN + 0.5 * PX), 30.0)
