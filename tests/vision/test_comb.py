@@ -95,6 +95,18 @@ def test_cells_whose_window_is_no_grid_do_not_outrank_the_combs_better_seen_line
     assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
 
 
+def test_a_full_board_of_large_pieces_on_a_blue_plate_is_found_and_read() -> None:
+    """contest_table frame 240 (a tuning set): nine large pieces on a blue plate with dark lines. Grey
+    shows no grid; in the brightest channel the comb's grid lies in place, but between the pieces its
+    lines are clear to 0.16 only (search.COMB_MIN_CLEAR was 0.2 and no board was found)."""
+    sample, _info = render_contest(1, 240)
+    det = D.detect(sample.image)
+    assert det.found and det.pose is not None
+    off = math.dist((det.pose.center_px.x, det.pose.center_px.y), sample.centre_px)
+    assert off < CENTRE_TOL_PITCH * sample.pitch_px
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
+
+
 def test_lines_that_differ_in_colour_more_than_in_grey_are_found_in_the_brightest_channel() -> None:
     # A blue plate with dark blue lines on a dark table (flat frame 3/91): blue weighs a tenth in grey.
     sample = make_frame(91, 3)

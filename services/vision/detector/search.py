@@ -56,8 +56,10 @@ COMB_BELOW_CELLS: Final = 6
 COMB_MIN_SEEN: Final = 0.8
 COMB_SEEN_MARGIN: Final = 0.15
 #: the comb's grid must be this clear (see lines._verify_grid): its weakest line at least this share of its
-#: typical one, and nothing beyond it as strong as this share's complement.
-COMB_MIN_CLEAR: Final = 0.2
+#: typical one, and nothing beyond it as strong as this share's complement. (0.2 lost a full board of
+#: large pieces on a blue plate, clear to 0.16 between them; at 0.15 no frame of 300 with the board
+#: painted out is read as a clear board, the same as at 0.2.)
+COMB_MIN_CLEAR: Final = 0.15
 #: a prior pose is confirmed when this fraction of its line segments is seen...
 TRACK_MIN_SEEN: Final = 0.8
 #: ...and they lie this close (root mean square, canonical pixels, about image pixels) to where it puts them.
