@@ -62,6 +62,13 @@ def test_a_white_darker_than_the_plate_beside_whites_lighter_than_it_is_odd() ->
     assert _problems(out).count("odd-tone") == 1
 
 
+def test_a_coin_a_little_darker_than_the_plate_beside_whites_a_little_lighter_is_odd() -> None:
+    """contest_table frame 23 (a tuning set): a steel coin at 0.851 (0.149 below the plate), white pieces
+    at 1.26 to 1.43."""
+    board = _board({1: ("white", 1.43), 3: ("white", 1.27), 4: ("white", 1.26), 7: ("white", 0.851)}, 1.0)
+    assert _problems(squares._odd_tones_by_the_board(board, dark_lines=True))[7] == "odd-tone"
+
+
 def test_with_one_piece_of_a_colour_on_each_side_of_the_plate_both_are_odd() -> None:
     """Which of the two is not what it reads, the board cannot say: neither is read."""
     board = _board({0: ("white", 1.7), 5: ("white", 0.75), 6: ("black", -0.4)}, 1.0)
@@ -79,8 +86,9 @@ def test_with_one_piece_of_a_colour_on_each_side_of_the_plate_both_are_odd() -> 
 
 
 def test_pieces_beside_the_plate_on_both_sides_say_nothing() -> None:
-    """White pieces on a white plate, one a little lighter and one a little darker than it."""
-    board = _board({0: ("white", 1.1), 5: ("white", 0.9)}, 1.0)
+    """White pieces on a white plate, one a little lighter and one a little darker than it (within
+    ODD_SIDE_MIN of it)."""
+    board = _board({0: ("white", 1.07), 5: ("white", 0.93)}, 1.0)
     assert "odd-tone" not in _problems(squares._odd_tones_by_the_board(board, dark_lines=True))
 
 

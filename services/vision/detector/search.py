@@ -60,6 +60,10 @@ COMB_SEEN_MARGIN: Final = 0.15
 #: large pieces on a blue plate, clear to 0.16 between them; at 0.15 no frame of 300 with the board
 #: painted out is read as a clear board, the same as at 0.2.)
 COMB_MIN_CLEAR: Final = 0.15
+#: a grid window looks like a grid from this clarity: one from a few cells below it is brought onto its
+#: lines and checked again (kept when it then reaches this), and the comb's grid replaces one from cells
+#: this clear only when its lines are clearly better seen.
+GRID_CLEAR: Final = 0.2
 #: a prior pose is confirmed when this fraction of its line segments is seen...
 TRACK_MIN_SEEN: Final = 0.8
 #: ...and they lie this close (root mean square, canonical pixels, about image pixels) to where it puts them.
@@ -117,12 +121,12 @@ def _best_candidate(
         # for cells); with fewer than nine cells (pieces dent them) the window may be a square off; and
         # the cells' size says little of the lines' width when pieces dent them. The lines tell.
         checked = _verify_grid(im, h, pitch, p, may_shift=cells < GRID_SQUARES**2)
-        if cells < GRID_SQUARES**2 and checked[3] < COMB_MIN_CLEAR:
+        if cells < GRID_SQUARES**2 and checked[3] < GRID_CLEAR:
             # The comb places the lines to a pixel or two of its reduced image, and a few cells skew the
             # grid's far lines off their place, which can be too far to check them: brought onto the
             # lines, it is checked again.
             again = _verify_grid(im, _onto_lines(im, h, pitch, p), pitch, p, may_shift=True)
-            if cells == 0 or again[3] >= COMB_MIN_CLEAR:
+            if cells == 0 or again[3] >= GRID_CLEAR:
                 checked = again
         h, polarity, half_width, clear = checked
         if cells == 0 and clear < COMB_MIN_CLEAR:
@@ -139,7 +143,7 @@ def _best_candidate(
         # The comb's grid replaces the cells' only when its lines are clearly better seen, unless the
         # cells' window did not look like a grid itself (cells on the plate between large pieces can be
         # taken a row off, and the window then reaches off the board).
-        cells_trusted = best is not None and best[4] > 0 and best_clear >= COMB_MIN_CLEAR
+        cells_trusted = best is not None and best[4] > 0 and best_clear >= GRID_CLEAR
         margin = COMB_SEEN_MARGIN if cells == 0 and cells_trusted else 0.0
         # Between two of the comb's grids seen as well, the one that looks more like a grid: on a full
         # board the plate's strips between large pieces make a second grid, offset, whose lines show.
