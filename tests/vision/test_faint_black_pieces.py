@@ -98,12 +98,20 @@ def _profile(face: list[float], plate_rings: int = 3) -> tuple[np.ndarray, np.nd
 def test_a_rim_darker_than_the_face_keeps_it_level() -> None:
     """A black piece's rim lies farther from the plate than its middle: its face is level all the same."""
     profile, counts = _profile([-6.0] * 7 + [-9.0, -9.0])
-    assert _level_edge(profile, counts, -6.0, 3, 10)
+    assert _level_edge(profile, counts, -6.0, 2.0, 3, 10)
+
+
+def test_an_edge_no_steeper_than_the_plate_s_texture_is_no_edge() -> None:
+    """A middle 4 levels lighter than the corners, falling by 3 at its edge, where the plate's texture
+    is 2.1: light on the plate, not a piece."""
+    profile, counts = _profile([4.0] * 9 + [2.5, 1.0])
+    assert _level_edge(profile, counts, 4.0, 1.0, 3, 12)
+    assert not _level_edge(profile, counts, 4.0, 2.1, 3, 12)
 
 
 def test_a_face_that_fades_towards_the_plate_is_not_level() -> None:
     profile, counts = _profile([-6.0, -6.0, -5.0, -4.0, -3.0, -2.5, -2.0, -1.5, -1.0])
-    assert not _level_edge(profile, counts, -6.0, 3, 10)
+    assert not _level_edge(profile, counts, -6.0, 2.0, 3, 10)
 
 
 #: (seed, index) of flat frames whose black pieces on a dark plate under light lines read empty: glossy

@@ -49,8 +49,12 @@ FAINT_MIN_SHARE: Final = 0.05
 #: a piece seen only at the plate's texture (see _faint_piece): its middle differs by this many of the
 #: finer thresholds, and its reading is never certain (squares.FAINT_MAX_CONFIDENCE).
 FAINT_BODY_K: Final = 1.5
-#: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch).
+#: ...and its edge: the mean level falls by this share of the body's over two rings (0.08 pitch), and by
+#: this many of the finer thresholds. (Without the second, a square a few grey levels lighter in its
+#: middle than in its corners read as a white piece: 5 phantoms on the eight tuning runs; 1.5 removes
+#: them and loses one real piece; 2 loses three.)
 FAINT_EDGE_SHARE: Final = 0.7
+FAINT_EDGE_K: Final = 1.5
 #: a faint body whose differing pixels reach its square's lines ends where its level falls under this
 #: share of its middle's (see _body_edge).
 BODY_EDGE_SHARE: Final = 0.5
@@ -534,7 +538,7 @@ def _faint_piece(
             # off the plate away from the lines' tone: the glow of light lines, the blur of dark ones,
             # reaches them towards it.
             edge = _body_edge(face, counts, body, lo)
-        if edge >= PIECE_MAX_EDGE or not _level_edge(face, counts, body, lo, hi):
+        if edge >= PIECE_MAX_EDGE or not _level_edge(face, counts, body, threshold, lo, hi):
             return None
     if _reaches_corners(d[None, :], geo)[0] or _shape_problem(d, grey_dev, faint, middle, geo, f0):
         return None
@@ -697,18 +701,22 @@ def _body_edge(profile: np.ndarray, counts: np.ndarray, body: float, lo: int) ->
     return PIECE_MAX_EDGE
 
 
-def _level_edge(profile: np.ndarray, counts: np.ndarray, body: float, lo: int, hi: int) -> bool:
+def _level_edge(
+    profile: np.ndarray, counts: np.ndarray, body: float, threshold: float, lo: int, hi: int
+) -> bool:
     """Whether a square's radial ``profile`` (as :func:`_outline` takes it) falls from a level face at
     ``body`` to the plate within a short step, somewhere between rings ``lo`` and ``hi`` (the smallest
-    piece's radius and the largest's): the level falls by ``FAINT_EDGE_SHARE`` of the body within two
-    rings, and the face before it varies by at most ``FAINT_PLATEAU`` of it. The glow of thick light
-    lines fades over a whole square instead, and falls all the way."""
+    piece's radius and the largest's): the level falls by ``FAINT_EDGE_SHARE`` of the body, and by
+    ``FAINT_EDGE_K`` times the plate's ``threshold``, within two rings, and the face before it varies by
+    at most ``FAINT_PLATEAU`` of it. The glow of thick light lines fades over a whole square instead,
+    and falls all the way; a square lit a few levels lighter in its middle than in its corners falls by
+    a few levels, no more than the plate's own texture."""
     falls = [
         (profile[i - 1] - profile[i + 1]) * math.copysign(1.0, body)
         for i in range(max(lo, 1), hi + 1)
         if counts[i - 1] and counts[i + 1]
     ]
-    if not falls or max(falls) < FAINT_EDGE_SHARE * abs(body):
+    if not falls or max(falls) < max(FAINT_EDGE_SHARE * abs(body), FAINT_EDGE_K * threshold):
         return False
     step = max(lo, 1) + int(np.argmax(falls))
     face = profile[: max(step - 1, 2)]
