@@ -23,6 +23,7 @@ from services.simcam.world import world_from_board
 from services.vision import detector as D
 from services.vision.detector import cells, comb, geometry, search
 from services.vision.detector import image as detector_image
+from tests.vision.contest_table.generator import Sample
 from tests.vision.contest_table.generator import render as render_contest
 from tests.vision.flat.generator import make_frame
 
@@ -87,19 +88,17 @@ def test_cells_whose_window_is_no_grid_do_not_outrank_the_combs_better_seen_line
     of plate between the pieces were placed a row off, and the window checked on them, moved another
     row, reached off the board (no grid by its lines); the comb's grid in place saw its lines 0.90 to
     their 0.75, within the margin the cells' grid keeps, and lost."""
-    sample, _info = render_contest(1, 276)
-    det = D.detect(sample.image)
-    assert det.found and det.pose is not None
-    off = math.dist((det.pose.center_px.x, det.pose.center_px.y), sample.centre_px)
-    assert off < CENTRE_TOL_PITCH * sample.pitch_px
-    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
+    _assert_found_in_place_and_read(render_contest(1, 276)[0])
 
 
 def test_a_full_board_of_large_pieces_on_a_blue_plate_is_found_and_read() -> None:
     """contest_table frame 240 (a tuning set): nine large pieces on a blue plate with dark lines. Grey
     shows no grid; in the brightest channel the comb's grid lies in place, but between the pieces its
     lines are clear to 0.16 only (search.COMB_MIN_CLEAR was 0.2 and no board was found)."""
-    sample, _info = render_contest(1, 240)
+    _assert_found_in_place_and_read(render_contest(1, 240)[0])
+
+
+def _assert_found_in_place_and_read(sample: Sample) -> None:
     det = D.detect(sample.image)
     assert det.found and det.pose is not None
     off = math.dist((det.pose.center_px.x, det.pose.center_px.y), sample.centre_px)

@@ -19,24 +19,10 @@ from tests.vision.contest_table.generator import render
 from tests.vision.flat.generator import make_frame
 from tests.vision.heldout.generator import make_frame as make_heldout_frame
 
+from .test_board_tones import Reading, _board
 from .test_sweep import truth_as_read
 
-Reading = tuple[str, float, float, float, str, float]
 F0 = 0.3  # the evidence a piece needs (DetectorParams.piece_min_fill)
-
-
-def _board(tones: dict[int, float]) -> list[Reading]:
-    """Readings as _read_squares gives them: a piece of each given tone (mid-tone ones flagged as it
-    flags them), the other squares empty."""
-    out: list[Reading] = []
-    for k in range(9):
-        if k not in tones:
-            out.append(("empty", 1.0, 0.0, 1.0, "", 120.0))
-            continue
-        tone = tones[k]
-        problem = "mid-tone" if abs(tone - 0.5) < squares.MID_TONE else ""
-        out.append(("black" if tone < 0.5 else "white", 1.0, 1.0, tone, problem, 120.0))
-    return out
 
 
 def _colours(readings: list[Reading]) -> str:
