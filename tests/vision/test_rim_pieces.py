@@ -29,13 +29,15 @@ TEXTURE = 2.0  # the plate's texture, grey levels (one sigma)
 THRESHOLD = 3.0  # the rim look's threshold for that texture (see squares.RIM_THRESHOLD_SHARE)
 
 
-def _rimmed_disc(face: float, rim: float = -6.0, at: tuple[float, float] = (0.0, 0.0)) -> np.ndarray:
-    """Each pixel's grey minus the plate's: a disc ``face`` levels off the plate, its outermost 0.05
-    pitch ``rim`` levels off it, with the plate's texture (seeded)."""
+def _rimmed_disc(
+    face: float, rim: float = -6.0, at: tuple[float, float] = (0.0, 0.0), radius: float = RADIUS
+) -> np.ndarray:
+    """Each pixel's grey minus the plate's: a disc of ``radius`` ``face`` levels off the plate, its
+    outermost 0.05 pitch ``rim`` levels off it, with the plate's texture (seeded)."""
     rng = np.random.default_rng(7)
     r = np.hypot(GEO.dx - at[0], GEO.dy - at[1])
-    dev = np.where(r <= RADIUS, face, 0.0)
-    dev[(r > RADIUS - 0.05) & (r <= RADIUS)] = rim
+    dev = np.where(r <= radius, face, 0.0)
+    dev[(r > radius - 0.05) & (r <= radius)] = rim
     return dev + rng.normal(0.0, TEXTURE, dev.shape)
 
 
@@ -53,6 +55,15 @@ def test_an_off_centre_rim_places_the_piece() -> None:
     piece = _rim_piece(_rimmed_disc(3.0, at=(0.05, -0.04)), GEO, THRESHOLD, dark_lines=False)
     assert piece is not None
     assert np.hypot(piece[2][0] - 0.05, piece[2][1] + 0.04) < 0.04
+
+
+def test_a_rim_far_off_centre_is_found_around_its_rough_circle() -> None:
+    """A rim 0.37 pitch round, 0.08 off the square's centre: sector by sector around the square's centre
+    it lies on a circle only roughly (missing it by more than OUTLINE_CIRCLE_RESIDUAL); around that
+    rough circle's centre, closely."""
+    piece = _rim_piece(_rimmed_disc(3.0, at=(0.08, 0.0), radius=0.37), GEO, THRESHOLD, dark_lines=True)
+    assert piece is not None
+    assert np.hypot(piece[2][0] - 0.08, piece[2][1]) < 0.04
 
 
 def test_bare_board_has_no_rim() -> None:
@@ -93,13 +104,16 @@ def test_a_sheet_filling_the_square_is_not_round() -> None:
 #: near-black plate under light lines (1, 245), (2, 285), (3, 243), (3, 281); white pieces on a white
 #: plate (2, 266), (2, 273).
 RIM_ONLY = ((1, 245), (2, 285), (3, 243), (3, 281), (2, 266), (2, 273))
+#: ...and of flat frames whose pieces' rims lie far enough off their squares' centres that the rim look
+#: found them only around a rough circle's centre.
+RIM_OFF_CENTRE = ((1, 103), (6, 187))
 
 #: (seed, index) of flat frames whose large white pieces read "too-large" (and then empty or unknown):
 #: a neighbour's shadow in a corner joined their bodies.
 BESIDE_A_SHADOW = ((1, 206), (1, 253), (2, 119), (2, 204), (3, 13))
 
 
-@pytest.mark.parametrize(("seed", "index"), RIM_ONLY + BESIDE_A_SHADOW)
+@pytest.mark.parametrize(("seed", "index"), RIM_ONLY + RIM_OFF_CENTRE + BESIDE_A_SHADOW)
 def test_frames_are_read(seed: int, index: int) -> None:
     sample = make_frame(index, seed)
     det = detect(sample.image)

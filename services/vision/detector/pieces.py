@@ -67,6 +67,8 @@ ROUND_EDGE_SPREAD: Final = 0.1
 #: (pitches; see _circular_outline).
 OUTLINE_CIRCLE_K: Final = 0.5
 OUTLINE_CIRCLE_RESIDUAL: Final = 0.02
+#: ...and a rough circle, whose centre the rim look seeks its circle around again (see _rim_piece).
+ROUGH_CIRCLE_RESIDUAL: Final = 2 * OUTLINE_CIRCLE_RESIDUAL
 EDGE_SECTORS: Final = 8
 EDGE_STEP: Final = 0.02
 #: the corners start this far (pitches) beyond the largest piece that fits between the lines.
@@ -553,15 +555,17 @@ def _circular_outline(
     threshold: float,
     sense: float | None = None,
     clear_of_lines: bool = False,
+    tolerance: float = OUTLINE_CIRCLE_RESIDUAL,
 ) -> tuple[np.ndarray, float] | None:
     """A piece's outline as a circle, or None: around ``centre`` (pitches from the square's), in each of
     ``EDGE_SECTORS`` sectors the ring of ``EDGE_STEP`` (from ``PIECE_MIN_RADIUS`` out to the square's
     lines) farthest off the face (``body``) the way the outline goes (a rim or a shadow: darker or
     lighter, whichever the square shows most), at least ``OUTLINE_CIRCLE_K`` thresholds off it in every
-    sector; a circle fitted through the eight (Kasa's fit) misses none by more than
-    ``OUTLINE_CIRCLE_RESIDUAL``, lies within ``MAX_PIECE_OFFSET`` of the square's centre and is a piece's
-    size. Returns the circle's centre (pitches from the square's) and radius. Wood grain, stains and
-    the glow of the lines peak at scattered radii, or along the square's sides rather than round."""
+    sector; a circle fitted through the eight (Kasa's fit) misses none by more than ``tolerance``
+    (``OUTLINE_CIRCLE_RESIDUAL`` unless told), lies within ``MAX_PIECE_OFFSET`` of the square's centre
+    and is a piece's size. Returns the circle's centre (pitches from the square's) and radius. Wood
+    grain, stains and the glow of the lines peak at scattered radii, or along the square's sides rather
+    than round."""
     ex, ey = geo.dx - centre[0], geo.dy - centre[1]
     rr = np.hypot(ex, ey)
     sums, totals = _sector_rings(grey_dev - body, ex, ey, rr, EDGE_STEP)
@@ -583,7 +587,7 @@ def _circular_outline(
     a = np.stack([2 * x, 2 * y, np.ones_like(x)], axis=1)
     cx, cy, c = least_squares(a, x * x + y * y)
     fitted = math.sqrt(max(c + cx * cx + cy * cy, 0.0))
-    if float(np.abs(np.hypot(x - cx, y - cy) - fitted).max()) > OUTLINE_CIRCLE_RESIDUAL:
+    if float(np.abs(np.hypot(x - cx, y - cy) - fitted).max()) > tolerance:
         return None
     at = centre + np.array([cx, cy])
     if math.hypot(*at) > MAX_PIECE_OFFSET or not PIECE_MIN_RADIUS <= fitted < PIECE_MAX_EDGE:
@@ -620,6 +624,14 @@ def _rim_piece(
     if np.count_nonzero(grey_dev <= body - OUTLINE_CIRCLE_K * threshold) < EDGE_SECTORS:
         return None
     circle = _circular_outline(grey_dev, geo, np.zeros(2), body, threshold, -1.0, dark_lines)
+    if circle is None:
+        # A piece off the square's centre: its rim, taken sector by sector around the square's centre,
+        # lies on a circle only roughly; around that rough circle's centre it lies on one closely.
+        rough = _circular_outline(
+            grey_dev, geo, np.zeros(2), body, threshold, -1.0, dark_lines, ROUGH_CIRCLE_RESIDUAL
+        )
+        if rough is not None:
+            circle = _circular_outline(grey_dev, geo, rough[0], body, threshold, -1.0, dark_lines)
     if circle is None:
         return None
     centre, edge = circle
