@@ -18,6 +18,7 @@ from .pieces import (
     FAINT_BODY_K,
     HYPOT_BAND,
     HYPOT_FLOOR,
+    PIECE_MAX_EDGE,
     PIECE_MIN_RADIUS,
     _coloured,
     _faint_pieces,
@@ -411,8 +412,10 @@ def _read_squares(
                 continue
             # Nothing differs from the square's plate, yet its middle is nowhere near the plate's tone:
             # its corners took a piece's level (a large piece's body and shadow reach them on a full
-            # board). The middle's tone says which piece; never a certain reading.
+            # board). The middle's tone says which piece; never a certain reading. Its disc is as large
+            # as a piece's can be, for the lines it hides (occlusion._under_pieces).
             presence, most[k] = 1.0, min(float(most[k]), DISAGREEMENT_MAX_CONFIDENCE)
+            centres_off[k], edges[k] = 0.0, PIECE_MAX_EDGE
         if not problem and looks_coloured[k]:
             problem = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
         elif not problem and shows_plate[k]:
