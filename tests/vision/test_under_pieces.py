@@ -15,7 +15,6 @@ import pytest
 
 from services.vision import detector as D
 from services.vision.detector import occlusion
-from tests.vision.contest_table.generator import render as render_contest
 from tests.vision.flat.generator import make_frame
 
 from .test_sweep import rotate_board
@@ -114,57 +113,3 @@ def test_a_piece_whose_corners_took_its_level_hides_the_lines_beside_it() -> Non
     truth = rotate_board(sample.board, round((det.pose.angle_deg - sample.angle_deg) / 90))
     assert all(a in ("?", b) for a, b in zip(det.board, truth, strict=True))
     assert det.board.count("?") <= 2
-
-
-def _large_board(states: str) -> tuple[list[tuple[str, float, float, float, str, float]], np.ndarray]:
-    """Readings of large clean pieces (``states``), bare squares flagged "background" as a board of
-    large pieces leaves them, and their discs."""
-    readings = _readings(states)
-    for k, c in enumerate(states):
-        if c == ".":
-            readings[k] = ("white", 0.0, 0.0, 1.02, "background", 120.0)
-    return readings, _discs(states, 0.44)
-
-
-def test_the_bare_square_of_a_board_of_large_pieces_is_bare() -> None:
-    readings, discs = _large_board("XXO.XOOXO")
-    seen = np.ones(len(_owners()), bool)
-    out = occlusion._bare_among_large_pieces(readings, discs, seen, _owners(), dark_lines=True)
-    assert out[3][0] == "empty" and not out[3][4]
-    assert out[3][1] <= occlusion.BARE_AMONG_CONFIDENCE
-    assert [out[k] for k in range(9) if k != 3] == [readings[k] for k in range(9) if k != 3]
-
-
-def test_a_square_whose_lines_are_hidden_stays_flagged() -> None:
-    """A hand or a sheet over it hides some of its lines."""
-    readings, discs = _large_board("XXO.XOOXO")
-    owners = _owners()
-    seen = np.ones(len(owners), bool)
-    seen[np.flatnonzero((owners == 3).any(axis=1))[:3]] = False
-    out = occlusion._bare_among_large_pieces(readings, discs, seen, owners, dark_lines=True)
-    assert out[3] == readings[3]
-
-
-def test_few_large_pieces_or_a_middle_off_the_plate_say_nothing() -> None:
-    seen = np.ones(len(_owners()), bool)
-    readings, discs = _large_board("XX...OO..")  # four pieces: the plate's surface is the board's
-    assert occlusion._bare_among_large_pieces(readings, discs, seen, _owners(), True) == readings
-    readings, discs = _large_board("XXO.XOOXO")
-    readings[3] = ("white", 0.0, 0.0, 0.6, "background", 120.0)  # its middle is not the plate's
-    assert occlusion._bare_among_large_pieces(readings, discs, seen, _owners(), True) == readings
-
-
-@pytest.mark.parametrize(
-    ("make", "index"),
-    [
-        (lambda i: make_frame(i, 1), 230),
-        (lambda i: make_frame(i, 3), 48),
-        (lambda i: render_contest(1, i)[0], 170),
-        (lambda i: render_contest(1, i)[0], 284),
-    ],
-)
-def test_bare_squares_of_boards_of_large_pieces_are_read(make: object, index: int) -> None:
-    """flat seeds 1 and 3, contest_table (tuning sets): each had bare squares flagged "background"."""
-    sample = make(index)  # type: ignore[operator]
-    det = D.detect(sample.image)
-    assert det.board == rotate_board(sample.board, round((det.pose.angle_deg - sample.angle_deg) / 90))

@@ -1,9 +1,8 @@
-"""Step 5 of the package's overview on the grid's lines: each line sampled along its whole length in the
-canonical view (:func:`_line_sampling`, :func:`_line_contrast`), the lines' level around each square,
-the stretches hidden as long as a finger is wide (:func:`_crossed_squares`), the samples two large
-pieces side by side explain (:func:`_under_pieces`), and the bare squares of a board of large pieces,
-whose corners lie off the plate's surface that the pieces set (:func:`_bare_among_large_pieces`). (What
-inside a square is not a piece: :mod:`.pieces` and :mod:`.ring`.)"""
+"""Step 5 of the package's overview on the grid's lines: each line sampled along its whole length in
+the canonical view (:func:`_line_sampling`, :func:`_line_contrast`), the lines' level around each
+square, the stretches hidden as long as a finger is wide (:func:`_crossed_squares`), and the samples
+two large pieces of one kind side by side explain (:func:`_under_pieces`). (What inside a square is not
+a piece: :mod:`.pieces` and :mod:`.ring`.)"""
 
 from __future__ import annotations
 
@@ -25,15 +24,6 @@ HIDDEN_RUN_SAMPLES: Final = 4
 PIECE_LINE_REACH: Final = 0.18
 #: fewest seen line samples around a square to take their level rather than the grid's.
 MIN_LINE_SAMPLES: Final = 6
-#: a square flagged "background" on a board of this many large clean pieces (edge radius at least
-#: LARGE_PIECE_EDGE pitches) is bare when nothing in it differs from its own corners (evidence under
-#: BARE_EVIDENCE), its middle is at the plate's end of the scale (within BARE_TONE) and its lines are
-#: seen all round; this confident at most (see _bare_among_large_pieces).
-LARGE_PIECES_AROUND: Final = 5
-LARGE_PIECE_EDGE: Final = 0.38
-BARE_EVIDENCE: Final = 0.05
-BARE_TONE: Final = 0.15
-BARE_AMONG_CONFIDENCE: Final = 0.75
 
 
 @lru_cache(maxsize=64)
@@ -134,37 +124,6 @@ def _sample_positions() -> np.ndarray:
         for vertical in (True, False)
     ]
     return _read_only(np.array(out))[0]
-
-
-def _bare_among_large_pieces(
-    readings: list[tuple[str, float, float, float, str, float]],
-    discs: np.ndarray,
-    seen: np.ndarray,
-    owners: np.ndarray,
-    dark_lines: bool,
-) -> list[tuple[str, float, float, float, str, float]]:
-    """``readings`` (one per square, as :func:`.squares._combine` gives them; ``discs`` as
-    :func:`_under_pieces` takes them) with the bare squares of a board of large pieces read bare. The
-    board's plate is a surface through the squares' corners, and where ``LARGE_PIECES_AROUND`` or more
-    large pieces reach theirs, it takes their levels: a bare square then lies off it and is flagged
-    "background", as a sheet over it would be. It is bare when nothing in it differs from its own
-    corners, its middle sits at the plate's end of the grid's scale (1 with ``dark_lines``, 0 with
-    light ones) and every line sample around it is ``seen`` (``owners``: the squares each sample
-    borders): a hand or a sheet over it would hide some. At most ``BARE_AMONG_CONFIDENCE`` sure."""
-    large = sum(
-        r[0] in ("black", "white") and not r[4] and discs[k, 2] >= LARGE_PIECE_EDGE
-        for k, r in enumerate(readings)
-    )
-    if large < LARGE_PIECES_AROUND:
-        return readings
-    plate_end = 1.0 if dark_lines else 0.0
-    out = list(readings)
-    for k, (_state, _conf, evidence, tone, problem, plate) in enumerate(readings):
-        if problem != "background" or evidence > BARE_EVIDENCE or abs(tone - plate_end) > BARE_TONE:
-            continue
-        if seen[(owners == k).any(axis=1)].all():
-            out[k] = ("empty", BARE_AMONG_CONFIDENCE, evidence, tone, "", plate)
-    return out
 
 
 def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:

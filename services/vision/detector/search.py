@@ -31,13 +31,7 @@ from .geometry import (
 from .image import _brightest, _Image, _prepare_image
 from .lines import _fit_lines, _polarity_at, _verify_grid
 from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareReading
-from .occlusion import (
-    _bare_among_large_pieces,
-    _crossed_squares,
-    _line_contrast,
-    _line_levels,
-    _under_pieces,
-)
+from .occlusion import _crossed_squares, _line_contrast, _line_levels, _under_pieces
 from .ring import _read_squares_ring
 from .squares import (
     _combine,
@@ -367,7 +361,6 @@ def read_at_pose(
     # A pen lying across the board: a long straight edge slanted from its lines.
     across = _lying_across(canon.img, canon.px, canon.margin, typical, im.sigma)
     readings = [(*r[:4], r[4] or "across", r[5]) if across[k] else r for k, r in enumerate(readings)]
-    readings = _bare_among_large_pieces(readings, discs, seen, owners, sign < 0)
     under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3))
     crossed = _crossed_squares(~covered | under_piece, owners)
     # A line not seen between two pieces of its own tone (black pieces beside a dark line) is explained;
