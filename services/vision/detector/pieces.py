@@ -623,15 +623,18 @@ def _rim_piece(
     # pixel each that far below it: most bare squares have fewer, and need no fit.
     if np.count_nonzero(grey_dev <= body - OUTLINE_CIRCLE_K * threshold) < EDGE_SECTORS:
         return None
+    # First the rough circle: only its residual test differs from the strict one's, so where there is no
+    # rough circle there is no strict one either (most bare squares end here, after one fit).
+    rough = _circular_outline(
+        grey_dev, geo, np.zeros(2), body, threshold, -1.0, dark_lines, ROUGH_CIRCLE_RESIDUAL
+    )
+    if rough is None:
+        return None
     circle = _circular_outline(grey_dev, geo, np.zeros(2), body, threshold, -1.0, dark_lines)
     if circle is None:
         # A piece off the square's centre: its rim, taken sector by sector around the square's centre,
         # lies on a circle only roughly; around that rough circle's centre it lies on one closely.
-        rough = _circular_outline(
-            grey_dev, geo, np.zeros(2), body, threshold, -1.0, dark_lines, ROUGH_CIRCLE_RESIDUAL
-        )
-        if rough is not None:
-            circle = _circular_outline(grey_dev, geo, rough[0], body, threshold, -1.0, dark_lines)
+        circle = _circular_outline(grey_dev, geo, rough[0], body, threshold, -1.0, dark_lines)
     if circle is None:
         return None
     centre, edge = circle
