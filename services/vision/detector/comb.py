@@ -41,11 +41,9 @@ def _comb_angles(img: np.ndarray) -> list[float]:
     gx = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)
     mag = gx * gx + gy * gy
-    ang = (np.degrees(np.arctan2(gy, gx)) + 45.0) % 90.0 - 45.0
     strong = mag > np.percentile(mag, COMB_EDGE_PERCENTILE)
-    hist = np.bincount(
-        np.round(ang[strong] + 45.0).astype(np.int64) % 90, weights=np.sqrt(mag[strong]), minlength=90
-    )
+    ang = (np.degrees(np.arctan2(gy[strong], gx[strong])) + 45.0) % 90.0 - 45.0
+    hist = np.bincount(np.round(ang + 45.0).astype(np.int64) % 90, weights=np.sqrt(mag[strong]), minlength=90)
     hist = np.convolve(np.concatenate([hist[-2:], hist, hist[:2]]), np.ones(5), mode="valid")
     angles: list[float] = []
     for i in np.argsort(hist)[::-1]:
@@ -63,53 +61,67 @@ def _ridges(view: np.ndarray, axis: int) -> np.ndarray:
     for the best ``d`` of ``COMB_RIDGE_REACH`` (0 where it does not): a thin line across ``axis``
     answers, a step edge (a piece's or the plate's border) does not, since one of its sides is as high
     as the edge itself."""
-    out = np.zeros_like(view)
-    n = view.shape[axis]
+    # The higher of the two neighbours d away is a dilation by a kernel of just those two pixels; a
+    # neighbour beyond the view counts as infinitely high, so a reach that does not fit says nothing.
+    nearest = np.full_like(view, np.finfo(np.float32).max)
     for d in COMB_RIDGE_REACH:
-        if n <= 2 * d:
-            break
-        mid = [slice(None)] * 2
-        lo, hi = list(mid), list(mid)
-        mid[axis], lo[axis], hi[axis] = slice(d, n - d), slice(0, n - 2 * d), slice(2 * d, n)
-        rise = view[tuple(mid)] - np.maximum(view[tuple(lo)], view[tuple(hi)])
-        np.maximum(out[tuple(mid)], rise, out=out[tuple(mid)])
-    return out
+        pair = np.zeros((2 * d + 1, 1) if axis == 0 else (1, 2 * d + 1), np.uint8)
+        pair.flat[0] = pair.flat[-1] = 1
+        higher = cv2.dilate(
+            view, pair, borderType=cv2.BORDER_CONSTANT, borderValue=float(np.finfo(np.float32).max)
+        )
+        np.minimum(nearest, higher, out=nearest)
+    return np.maximum(view - nearest, 0.0)
 
 
-def _comb_teeth(profile: np.ndarray, pitch: float) -> tuple[float, int]:
-    """The best comb of four teeth ``pitch`` apart on ``profile``: its score (all four teeth, the weakest
-    counting most: a comb is not one strong line) and where its first tooth stands."""
-    n = profile.size - int(3 * pitch) - 1
+def _comb_teeth(profiles: np.ndarray, pitch: float) -> tuple[np.ndarray, np.ndarray]:
+    """The best comb of four teeth ``pitch`` apart on each row of ``profiles`` (profiles of one length):
+    its score (all four teeth, the weakest counting most: a comb is not one strong line) and where its
+    first tooth stands, a row each; 0 and 0 where four teeth do not fit."""
+    rows, length = profiles.shape
+    n = length - int(3 * pitch) - 1
     if n <= 0:
-        return 0.0, 0
-    idx = np.arange(n)[:, None] + np.round(np.arange(4) * pitch).astype(np.int64)[None, :]
-    teeth = profile[idx]  # (n, 4)
-    score = teeth.sum(axis=1) + 2.0 * teeth.min(axis=1)
-    k = int(np.argmax(score))
-    return float(score[k]), k
+        return np.zeros(rows), np.zeros(rows, dtype=np.int64)
+    # The four teeth as shifted views of the profiles (no gather), all profiles at once: this runs for
+    # every pitch of a comb search.
+    a, b, c, d = (profiles[:, o : o + n] for o in (0, round(pitch), round(2 * pitch), round(3 * pitch)))
+    score = (a + b + c + d) + 2.0 * np.minimum(np.minimum(a, b), np.minimum(c, d))
+    k = np.argmax(score, axis=1)
+    return score[np.arange(rows), k], k
 
 
-def _comb_profiles(evidence: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The evidence of a turned view summed down its columns (the vertical lines) and along its rows
-    (the horizontal ones), each high-passed: lines are narrow peaks there, pieces and shadows broad
-    bumps that the running mean takes off."""
-    out = []
-    for prof in (evidence.sum(axis=0, dtype=np.float32), evidence.sum(axis=1, dtype=np.float32)):
-        base = np.convolve(prof, np.ones(COMB_HIGHPASS) / COMB_HIGHPASS, mode="same")
-        peak = np.convolve(prof, np.ones(3) / 3.0, mode="same")
-        out.append(np.maximum(peak - base, 0.0))
-    return out[0], out[1]
+def _comb_profile(evidence: np.ndarray, axis: int) -> np.ndarray:
+    """The evidence of a turned view summed along ``axis`` (0: down its columns, for the vertical lines;
+    1: along its rows, for the horizontal ones), high-passed: lines are narrow peaks there, pieces and
+    shadows broad bumps that the running mean takes off."""
+    prof = evidence.sum(axis=axis, dtype=np.float32)
+    base = np.convolve(prof, np.ones(COMB_HIGHPASS) / COMB_HIGHPASS, mode="same")
+    peak = np.convolve(prof, np.ones(3) / 3.0, mode="same")
+    return np.maximum(peak - base, 0.0)
 
 
-def _best_comb(profiles: tuple[np.ndarray, np.ndarray], pitches: np.ndarray) -> tuple[float, int, int, float]:
-    """The best comb on both profiles at one of ``pitches`` (see :func:`_comb_teeth`): (score, first
-    vertical line, first horizontal line, pitch)."""
-    best = (-math.inf, 0, 0, 0.0)
+def _best_combs(
+    profiles: list[tuple[np.ndarray, np.ndarray]], pitches: np.ndarray
+) -> list[tuple[float, int, int, float]]:
+    """The best comb on both profiles of each pair at one of ``pitches`` (see :func:`_comb_teeth`): a
+    (score, first vertical line, first horizontal line, pitch) for each pair, the smallest such pitch on
+    a tie. All profiles are of one length (the turned views are square)."""
+    pairs = len(profiles)
+    if pairs == 0:
+        return []
+    stack = np.array([p for pair in profiles for p in pair], dtype=np.float64)
+    best = np.full(pairs, -math.inf)
+    x0s, y0s = np.zeros(pairs, dtype=np.int64), np.zeros(pairs, dtype=np.int64)
+    best_pitch = np.zeros(pairs)
     for pitch in pitches:
-        (sx, x0), (sy, y0) = _comb_teeth(profiles[0], pitch), _comb_teeth(profiles[1], pitch)
-        if sx + sy > best[0]:
-            best = (sx + sy, x0, y0, float(pitch))
-    return best
+        score, start = _comb_teeth(stack, pitch)
+        total = score[0::2] + score[1::2]
+        better = total > best
+        best = np.where(better, total, best)
+        x0s = np.where(better, start[0::2], x0s)
+        y0s = np.where(better, start[1::2], y0s)
+        best_pitch = np.where(better, pitch, best_pitch)
+    return [(float(best[i]), int(x0s[i]), int(y0s[i]), float(best_pitch[i])) for i in range(pairs)]
 
 
 def _comb_search(im: _Image, params: DetectorParams) -> list[tuple[np.ndarray, float]]:
@@ -132,7 +144,9 @@ def _comb_search(im: _Image, params: DetectorParams) -> list[tuple[np.ndarray, f
     pitches = np.arange(COMB_MIN_PITCH_FRAC * short, COMB_MAX_PITCH_FRAC * short, COMB_PITCH_STEP)
     win = _odd(params.window_frac * short)
     c = max(params.line_noise_k * im.sigma, params.line_min_frac * im.spread)
-    ranked: dict[str, list[tuple[float, np.ndarray, float]]] = {"mask": [], "ridge": []}
+    # Every view's profiles first, then the combs of all of them at once (one pass over the pitches).
+    found: list[tuple[str, np.ndarray]] = []  # (kind of evidence, image -> turned view)
+    profiles: list[tuple[np.ndarray, np.ndarray]] = []
     to_small = np.diag([im.scale, im.scale, 1.0])
     for angle in _comb_angles(img):
         # Turning the image by -angle brings the board's x axis (cos a, -sin a) onto the view's x axis.
@@ -146,18 +160,18 @@ def _comb_search(im: _Image, params: DetectorParams) -> list[tuple[np.ndarray, f
         signed = view.astype(np.float32)
         for diff, sign in ((cv2.subtract(mean, view), -1.0), (cv2.subtract(view, mean), 1.0)):
             ridges = sign * signed
-            evidence = {
-                "mask": _comb_profiles(diff > c),
-                # Ridges across x for the vertical lines, across y for the horizontal ones.
-                "ridge": (_comb_profiles(_ridges(ridges, 1))[0], _comb_profiles(_ridges(ridges, 0))[1]),
-            }
-            for kind, profiles in evidence.items():
-                score, x0, y0, pitch = _best_comb(profiles, pitches)
-                # canonical = ((x - x0) / pitch, (y - y0) / pitch) in the turned view.
-                to_canon = np.array(
-                    [[1.0 / pitch, 0.0, -x0 / pitch], [0.0, 1.0 / pitch, -y0 / pitch], [0.0, 0.0, 1.0]]
-                )
-                ranked[kind].append((score, to_canon @ to_view, pitch / im.scale))
+            found += [("mask", to_view), ("ridge", to_view)]
+            mask = diff > c
+            profiles.append((_comb_profile(mask, 0), _comb_profile(mask, 1)))
+            # Ridges across x for the vertical lines, across y for the horizontal ones.
+            profiles.append((_comb_profile(_ridges(ridges, 1), 0), _comb_profile(_ridges(ridges, 0), 1)))
+    ranked: dict[str, list[tuple[float, np.ndarray, float]]] = {"mask": [], "ridge": []}
+    for (kind, to_view), (score, x0, y0, pitch) in zip(found, _best_combs(profiles, pitches), strict=True):
+        # canonical = ((x - x0) / pitch, (y - y0) / pitch) in the turned view.
+        to_canon = np.array(
+            [[1.0 / pitch, 0.0, -x0 / pitch], [0.0, 1.0 / pitch, -y0 / pitch], [0.0, 0.0, 1.0]]
+        )
+        ranked[kind].append((score, to_canon @ to_view, pitch / im.scale))
     out: list[tuple[np.ndarray, float]] = []
     for kind in ranked:
         ranked[kind].sort(key=lambda t: -t[0])
