@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from services.vision import detector as D
 from services.vision.detector.squares import _combine
+from tests.vision.heldout.generator import make_frame
 
 Reading = tuple[str, float, float, float, str, float]
 
@@ -56,3 +58,28 @@ def test_the_ring_on_a_large_white_piece_does_not_clear_it() -> None:
     ring = _nine(("empty", 1.0, 0.0, 1.3, "", 140.0))
     chosen = _combine(ring, corners, LINES)[0]
     assert chosen[0] == "white" and chosen[4] == "too-large"  # flagged: read unknown
+
+
+def test_the_ring_sees_a_black_piece_the_corners_missed() -> None:
+    """A small black piece of an odd shape (a cross) on a light plate is a piece to the ring."""
+    corners = _nine(EMPTY)
+    ring = _nine(("black", 1.0, 0.3, -0.05, "", 120.0))
+    assert _combine(ring, corners, LINES)[0][0] == "black"
+
+
+def test_the_ring_does_not_see_a_white_piece_the_corners_missed_on_a_light_plate() -> None:
+    """A bare square lit brighter in its middle than at its lines is "white" to the ring (heldout #3, a
+    light gradient; on the five tuning runs 6 of 7 such squares were bare). On a dark plate, under
+    light lines, a white body the corners missed stays the ring's."""
+    ring = _nine(("white", 0.65, 0.16, 1.04, "", 120.0))
+    assert _combine(ring, _nine(EMPTY), LINES)[0][0] == "empty"
+    dark_plate = ("empty", 1.0, 0.0, 0.0, "", 40.0)
+    white = ("white", 1.0, 0.3, 1.0, "", 40.0)
+    assert _combine(_nine(white, dark_plate), _nine(dark_plate), np.full(9, 120.0))[0][0] == "white"
+
+
+def test_a_bare_square_lit_brighter_in_its_middle_is_bare() -> None:
+    """heldout seed 1 #3 (a tuning set): an empty white board under a light gradient; the brightest
+    square read white by the ring."""
+    sample = make_frame(3, 1)
+    assert D.detect(sample.image).board == "........."

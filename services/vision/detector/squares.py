@@ -616,7 +616,7 @@ def _combine(
     no clear piece (empty, or something it cannot call a piece) while the ring sees a clean reading of
     the other kind: a bare square darker or lighter in its middle than in its corners (the lines' blur
     meets there, or the plate is stained) is bare to the ring; a small piece of an odd shape (a cross)
-    is a piece to the ring. Nor does the ring clear a body that fills the square ("too-large") where the
+    is a piece to the ring, but not a white one on a light plate. Nor does the ring clear a body that fills the square ("too-large") where the
     ring's own level is off the plate's by more than ``RING_OFF_PLATE`` of the grid's contrast (each
     square's lines, ``line_level``): the ring lies on that body (a large white piece on a white plate),
     and its "empty" says only that the middle is like it."""
@@ -629,6 +629,10 @@ def _combine(
         if bare_to_ring and b[4] == "too-large":
             bare_to_ring = abs(a[5] - b[5]) <= RING_OFF_PLATE * abs(lines - b[5])
         piece_to_ring = a[0] in ("black", "white") and b[0] == "empty" and not b[4]
+        # Not a white piece on a light plate: a white body the corners do not see there is a bare
+        # square lit brighter in its middle than at its lines (a light gradient, a glossy plate's
+        # sheen) as often as a piece.
+        piece_to_ring &= a[0] == "black" or lines > b[5]
         # Only a highlight differs on a black piece on a dark plate: a small blob to the corners' reading,
         # a black piece (by its disc's median) to the ring's. (A light blob that the ring calls white is
         # the plate's mottling as often as a piece: it stays unknown.)
