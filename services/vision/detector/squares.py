@@ -114,6 +114,14 @@ RING_FLAGS_KEPT: Final = ("elongated",)
 #: a plate whose channels spread over more than this share of its brightest one is saturated (green,
 #: blue: its grey is far below its lightness); a piece's tone is then taken in the brightest channel.
 PLATE_SATURATED: Final = 0.6
+#: the plate beyond the grid: a band this far out from the outer lines' edges (pitches), where no piece
+#: stands and a sheet over one square does not reach. A square flagged "background" with nothing in it
+#: differing from its corners is bare when its middle's colour is within ``BEYOND_PLATE_MATCH`` of the
+#: grid's contrast of that band's in every channel (on the tuning runs: bare squares 0.05-1.3, pieces
+#: 1.4 and more), and never certain.
+BEYOND_BAND: Final = (0.04, 0.16)
+BEYOND_PLATE_MATCH: Final = 0.25
+BEYOND_PLATE_CONFIDENCE: Final = 0.75
 
 
 def _median_of_nine(values: np.ndarray) -> float:
@@ -438,7 +446,52 @@ def _read_squares(
             if first[4] == "background" and second[0] in ("black", "white") and not second[4]:
                 out[k] = (second[0], min(second[1], FULL_BOARD_CONFIDENCE), *second[2:])
                 discs[k] = again_discs[k]
+    # Squares still flagged for their corners alone, with nothing in them differing from those corners.
+    flagged = [k for k, r in enumerate(out) if r[4] == "background" and evidences[k] < f0]
+    if flagged:
+        middle_px = grey[:, geo.core] if colour_px is None else colour_px[:, geo.core]
+        for k in _like_the_plate_beyond(canon, half_width, flagged, middle_px, middles, contrast, dark_lines):
+            out[k] = ("empty", BEYOND_PLATE_CONFIDENCE, *out[k][2:4], "", out[k][5])
     return out, discs
+
+
+def _like_the_plate_beyond(
+    canon: _Canon,
+    half_width: float,
+    flagged: list[int],
+    core: np.ndarray,
+    middles: np.ndarray,
+    contrast: np.ndarray,
+    dark_lines: bool,
+) -> list[int]:
+    """Which of the squares ``flagged`` (read "background": their corners off the board's surface, and
+    nothing in them differing from those corners) are bare board: their middle's colour (``middles``
+    (9, N) of ``core``, each square's core pixels, grey (9, N) or BGR (9, N, 3)) is the plate's in a
+    band just outside the grid's outer lines (``BEYOND_BAND``; ``half_width`` the lines', in pitches),
+    within ``BEYOND_PLATE_MATCH`` of the grid's contrast (``contrast`` (9,)) in every channel.
+
+    On a full board of large pieces the lone bare square's corners take the pieces' levels (their blur
+    and shadows), and the board's surface is fitted through corners that are mostly the pieces'; the
+    plate beyond the outer lines is neither. A sheet laid over one square is not the plate's colour.
+    A plate that could hide a piece of its own tone (:func:`_could_hide_a_piece`, ``dark_lines``: the
+    grid's polarity) is never taken for bare so.
+    """
+    size, s, m = canon.img.shape[0], canon.px, canon.margin
+    along = (np.arange(size) - m) / s
+    beyond_1d = np.maximum(-along, along - GRID_SQUARES)
+    beyond = np.maximum(beyond_1d[None, :], beyond_1d[:, None])  # how far outside the grid, in pitches
+    band = (beyond > half_width + BEYOND_BAND[0]) & (beyond < half_width + BEYOND_BAND[1])
+    if _could_hide_a_piece(float(np.median(canon.img[band])), dark_lines):
+        return []
+    view = canon.img if core.ndim == 2 else canon.colour
+    assert view is not None
+    plate = np.median(view[band], axis=0)
+    bare = []
+    for k in flagged:
+        middle = np.median(core[k][middles[k]], axis=0)
+        if np.all(np.abs(middle - plate) <= BEYOND_PLATE_MATCH * float(contrast[k])):
+            bare.append(k)
+    return bare
 
 
 def _pieces_like_the_plate(
@@ -616,10 +669,11 @@ def _combine(
     no clear piece (empty, or something it cannot call a piece) while the ring sees a clean reading of
     the other kind: a bare square darker or lighter in its middle than in its corners (the lines' blur
     meets there, or the plate is stained) is bare to the ring; a small piece of an odd shape (a cross)
-    is a piece to the ring, but not a white one on a light plate. Nor does the ring clear a body that fills the square ("too-large") where the
-    ring's own level is off the plate's by more than ``RING_OFF_PLATE`` of the grid's contrast (each
-    square's lines, ``line_level``): the ring lies on that body (a large white piece on a white plate),
-    and its "empty" says only that the middle is like it."""
+    is a piece to the ring, but not a white one on a light plate. Nor does the ring clear a body that
+    fills the square ("too-large") where the ring's own level is off the plate's by more than
+    ``RING_OFF_PLATE`` of the grid's contrast (each square's lines, ``line_level``): the ring lies on
+    that body (a large white piece on a white plate), and its "empty" says only that the middle is like
+    it."""
     out = []
     for a, b, lines in zip(ring, corners, line_level.tolist(), strict=True):
         ring_clean = not a[4] and a[0] != "unknown"
