@@ -66,6 +66,25 @@ def test_a_rim_far_off_centre_is_found_around_its_rough_circle() -> None:
     assert np.hypot(piece[2][0] - 0.08, piece[2][1]) < 0.04
 
 
+def test_a_rim_missing_on_its_lit_side_is_found_on_six_sectors() -> None:
+    """A black piece's rim on a plate nearly as dark: its lit side (a quarter of the circle, here the
+    upper left) shows no rim. The other six sectors lie on a circle clear of the lines."""
+    dev = _rimmed_disc(-2.0, rim=-9.0, radius=0.36)
+    lit = (GEO.dx < 0) & (GEO.dy < 0) & (np.hypot(GEO.dx, GEO.dy) > 0.28)
+    dev[lit] = np.random.default_rng(5).normal(-2.0, TEXTURE, int(lit.sum()))
+    piece = _rim_piece(dev, GEO, THRESHOLD, dark_lines=False)
+    assert piece is not None
+    assert abs(piece[3] - (0.36 - 0.025)) < 0.05
+
+
+def test_a_dark_band_along_the_lines_is_no_rim_on_six_sectors() -> None:
+    """A bare square darker in a band just inside its light lines (the band's corners further out than
+    its sides): leaving two sectors out must not make it a circle; it lies in the outermost rings."""
+    to_line = 0.5 - np.maximum(np.abs(GEO.dx), np.abs(GEO.dy))
+    dev = np.where(to_line < 0.1, -6.0, 0.0) + np.random.default_rng(9).normal(0.0, 1.0, GEO.dx.size)
+    assert _rim_piece(dev, GEO, 1.2, dark_lines=False) is None
+
+
 def test_bare_board_has_no_rim() -> None:
     rng = np.random.default_rng(3)
     for _ in range(20):
@@ -107,13 +126,15 @@ RIM_ONLY = ((1, 245), (2, 285), (3, 243), (3, 281), (2, 266), (2, 273))
 #: ...and of flat frames whose pieces' rims lie far enough off their squares' centres that the rim look
 #: found them only around a rough circle's centre.
 RIM_OFF_CENTRE = ((1, 103), (6, 187))
+#: ...and of flat frames whose black pieces on a near-black plate show a rim on six sectors of eight.
+RIM_ON_SIX_SECTORS = ((2, 217), (5, 151), (6, 49))
 
 #: (seed, index) of flat frames whose large white pieces read "too-large" (and then empty or unknown):
 #: a neighbour's shadow in a corner joined their bodies.
 BESIDE_A_SHADOW = ((1, 206), (1, 253), (2, 119), (2, 204), (3, 13))
 
 
-@pytest.mark.parametrize(("seed", "index"), RIM_ONLY + RIM_OFF_CENTRE + BESIDE_A_SHADOW)
+@pytest.mark.parametrize(("seed", "index"), RIM_ONLY + RIM_OFF_CENTRE + RIM_ON_SIX_SECTORS + BESIDE_A_SHADOW)
 def test_frames_are_read(seed: int, index: int) -> None:
     sample = make_frame(index, seed)
     det = detect(sample.image)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 import cv2
 import numpy as np
@@ -98,6 +98,9 @@ MIDDLE_MIN_RADIUS: Final = 0.07
 PIECE_MAX_EDGE: Final = RING_FIRST + RING_STEP * (RING_COUNT - 1) - 1e-6
 #: the evidence of a piece seen by its rim alone (see _rim_piece): a circle all round is a whole piece.
 RIM_EVIDENCE: Final = 1.0
+#: a rim may be missing from this many of the ``EDGE_SECTORS`` (the lit side of a black piece on a plate
+#: nearly as dark), when the rest of it lies clear of the lines.
+RIM_SECTORS_DROPPED: Final = 2
 #: a piece's edge is at least this far from its centre (pitches): a coin or a button is smaller.
 PIECE_MIN_RADIUS: Final = 0.15
 #: the far corners of a square, which no piece reaches: a corner is covered beyond this share, and a
@@ -547,25 +550,24 @@ def _faint_piece(
     return d, evidence, centre, edge
 
 
-def _circular_outline(
-    grey_dev: np.ndarray,
-    geo: _SquareMasks,
-    centre: np.ndarray,
-    body: float,
-    threshold: float,
-    sense: float | None = None,
-    clear_of_lines: bool = False,
-    tolerance: float = OUTLINE_CIRCLE_RESIDUAL,
-) -> tuple[np.ndarray, float] | None:
-    """A piece's outline as a circle, or None: around ``centre`` (pitches from the square's), in each of
-    ``EDGE_SECTORS`` sectors the ring of ``EDGE_STEP`` (from ``PIECE_MIN_RADIUS`` out to the square's
-    lines) farthest off the face (``body``) the way the outline goes (a rim or a shadow: darker or
-    lighter, whichever the square shows most), at least ``OUTLINE_CIRCLE_K`` thresholds off it in every
-    sector; a circle fitted through the eight (Kasa's fit) misses none by more than ``tolerance``
-    (``OUTLINE_CIRCLE_RESIDUAL`` unless told), lies within ``MAX_PIECE_OFFSET`` of the square's centre
-    and is a piece's size. Returns the circle's centre (pitches from the square's) and radius. Wood
-    grain, stains and the glow of the lines peak at scattered radii, or along the square's sides rather
-    than round."""
+class _OutlinePeaks(NamedTuple):
+    """Where a piece's outline stands out most in each of ``EDGE_SECTORS`` sectors around ``centre``
+    (pitches from the square's centre): how far off the face (the way the outline goes), the radius
+    of that ring, and whether it is the sector's outermost ring (at the square's lines)."""
+
+    centre: np.ndarray
+    strength: np.ndarray
+    radius: np.ndarray
+    at_lines: np.ndarray
+
+
+def _outline_peaks(
+    grey_dev: np.ndarray, geo: _SquareMasks, centre: np.ndarray, body: float, sense: float | None = None
+) -> _OutlinePeaks | None:
+    """In each of ``EDGE_SECTORS`` sectors around ``centre``, the ring of ``EDGE_STEP`` (from
+    ``PIECE_MIN_RADIUS`` out to the square's lines) farthest off the face (``body``) the way the
+    outline goes (``sense``: -1 darker, 1 lighter; unless told, whichever the square shows most), or
+    None when a sector has no ring there."""
     ex, ey = geo.dx - centre[0], geo.dy - centre[1]
     rr = np.hypot(ex, ey)
     sums, totals = _sector_rings(grey_dev - body, ex, ey, rr, EDGE_STEP)
@@ -577,22 +579,63 @@ def _circular_outline(
     if sense is None:
         sense = 1.0 if off.max() >= -off.min() else -1.0
     peak = np.argmax(off * sense, axis=1)
-    if float((off[np.arange(EDGE_SECTORS), peak] * sense).min()) < OUTLINE_CIRCLE_K * threshold:
-        return None
-    if clear_of_lines and np.any(peak >= inside.sum(axis=1) - 1):
-        return None  # (``clear_of_lines``: the outline lies in no sector's outermost ring)
+    strength = off[np.arange(EDGE_SECTORS), peak] * sense
     radius = (peak + first + 0.5) * EDGE_STEP
-    angle = (np.arange(EDGE_SECTORS) + 0.5) * (2 * math.pi / EDGE_SECTORS) - math.pi
+    return _OutlinePeaks(centre, strength, radius, peak >= inside.sum(axis=1) - 1)
+
+
+def _circle_through(
+    peaks: _OutlinePeaks,
+    threshold: float,
+    clear_of_lines: bool = False,
+    tolerance: float = OUTLINE_CIRCLE_RESIDUAL,
+    weakest_dropped: int = 0,
+) -> tuple[np.ndarray, float] | None:
+    """The circle through an outline's ``peaks``, or None: each at least ``OUTLINE_CIRCLE_K`` thresholds
+    off the face (but the ``weakest_dropped`` sectors whose outline stands out least, left out of the
+    test and of the fit), none at the square's lines when ``clear_of_lines``; a circle fitted through
+    them (Kasa's fit) misses none by more than ``tolerance``, lies within ``MAX_PIECE_OFFSET`` of the
+    square's centre and is a piece's size. Returns the circle's centre (pitches from the square's) and
+    radius."""
+    kept = np.sort(np.argsort(-peaks.strength)[: EDGE_SECTORS - weakest_dropped])
+    if float(peaks.strength[kept].min()) < OUTLINE_CIRCLE_K * threshold:
+        return None
+    if clear_of_lines and np.any(peaks.at_lines[kept]):
+        return None
+    radius = peaks.radius[kept]
+    angle = ((np.arange(EDGE_SECTORS) + 0.5) * (2 * math.pi / EDGE_SECTORS) - math.pi)[kept]
     x, y = radius * np.cos(angle), radius * np.sin(angle)
     a = np.stack([2 * x, 2 * y, np.ones_like(x)], axis=1)
     cx, cy, c = least_squares(a, x * x + y * y)
     fitted = math.sqrt(max(c + cx * cx + cy * cy, 0.0))
     if float(np.abs(np.hypot(x - cx, y - cy) - fitted).max()) > tolerance:
         return None
-    at = centre + np.array([cx, cy])
+    at = peaks.centre + np.array([cx, cy])
     if math.hypot(*at) > MAX_PIECE_OFFSET or not PIECE_MIN_RADIUS <= fitted < PIECE_MAX_EDGE:
         return None
     return at, fitted
+
+
+def _circular_outline(
+    grey_dev: np.ndarray,
+    geo: _SquareMasks,
+    centre: np.ndarray,
+    body: float,
+    threshold: float,
+    sense: float | None = None,
+    clear_of_lines: bool = False,
+    tolerance: float = OUTLINE_CIRCLE_RESIDUAL,
+    weakest_dropped: int = 0,
+) -> tuple[np.ndarray, float] | None:
+    """A piece's outline as a circle, or None: around ``centre`` (pitches from the square's), the ring
+    farthest off the face (``body``) in each sector (:func:`_outline_peaks`; a rim or a shadow: darker
+    or lighter, whichever the square shows most unless ``sense`` says), on a circle
+    (:func:`_circle_through`, with the other arguments). Wood grain, stains and the glow of the lines
+    peak at scattered radii, or along the square's sides rather than round."""
+    peaks = _outline_peaks(grey_dev, geo, centre, body, sense)
+    if peaks is None:
+        return None
+    return _circle_through(peaks, threshold, clear_of_lines, tolerance, weakest_dropped)
 
 
 def _dark_rim(
@@ -623,18 +666,31 @@ def _rim_piece(
     # pixel each that far below it: most bare squares have fewer, and need no fit.
     if np.count_nonzero(grey_dev <= body - OUTLINE_CIRCLE_K * threshold) < EDGE_SECTORS:
         return None
-    # First the rough circle: only its residual test differs from the strict one's, so where there is no
-    # rough circle there is no strict one either (most bare squares end here, after one fit).
-    rough = _circular_outline(
-        grey_dev, geo, np.zeros(2), body, threshold, -1.0, dark_lines, ROUGH_CIRCLE_RESIDUAL
-    )
-    if rough is None:
+    # The rim's peaks around the square's centre, taken once; through them first the rough circle: only
+    # its residual test differs from the strict one's, so where there is no rough circle there is no
+    # strict one either (most bare squares end here, or at the six-sector circle).
+    around = _outline_peaks(grey_dev, geo, np.zeros(2), body, -1.0)
+    if around is None:
         return None
-    circle = _circular_outline(grey_dev, geo, np.zeros(2), body, threshold, -1.0, dark_lines)
-    if circle is None:
-        # A piece off the square's centre: its rim, taken sector by sector around the square's centre,
-        # lies on a circle only roughly; around that rough circle's centre it lies on one closely.
-        circle = _circular_outline(grey_dev, geo, rough[0], body, threshold, -1.0, dark_lines)
+    rough = _circle_through(around, threshold, dark_lines, ROUGH_CIRCLE_RESIDUAL)
+    if rough is not None:
+        circle = _circle_through(around, threshold, dark_lines)
+        if circle is None:
+            # A piece off the square's centre: its rim, taken sector by sector around the square's
+            # centre, lies on a circle only roughly; around that rough circle's centre it lies on one
+            # closely.
+            circle = _circular_outline(grey_dev, geo, rough[0], body, threshold, -1.0, dark_lines)
+    else:
+        # A rim on six sectors of eight: the lit side of a black piece on a plate nearly as dark shows
+        # none. The two weakest sectors are left out, and the rim must lie clear of the lines, or a
+        # bare square's dark band along its lines would be a circle on six sectors.
+        drop = RIM_SECTORS_DROPPED
+        partial = _circle_through(around, threshold, True, ROUGH_CIRCLE_RESIDUAL, drop)
+        circle = None
+        if partial is not None:
+            circle = _circular_outline(
+                grey_dev, geo, partial[0], body, threshold, -1.0, True, weakest_dropped=drop
+            )
     if circle is None:
         return None
     centre, edge = circle
