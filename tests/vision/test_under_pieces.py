@@ -20,7 +20,7 @@ from tests.vision.flat.generator import make_frame
 from .test_sweep import rotate_board
 
 #: (seed, index) of flat frames with large pieces side by side that hid the lines between them.
-SIDE_BY_SIDE = ((1, 286), (2, 2), (2, 24), (2, 294), (3, 133), (3, 269))
+SIDE_BY_SIDE = ((1, 286), (2, 2), (2, 24), (2, 294), (3, 133), (3, 269), (1, 81), (4, 41), (4, 77))
 TOLERANCE = 20.0  # grey levels by which two pieces' middles may differ and still be one kind
 
 
@@ -52,7 +52,7 @@ def _between(owners: np.ndarray, a: int, b: int) -> np.ndarray:
 def test_the_middle_of_the_line_between_two_large_pieces_of_one_kind_is_explained() -> None:
     owners = _owners()
     for states in ("XX.......", "OO......."):
-        under = occlusion._under_pieces(owners, _readings(states), _discs(states, 0.44), TOLERANCE)
+        under = occlusion._under_pieces(owners, _readings(states), _discs(states, 0.44), TOLERANCE, True)
         between = _between(owners, 0, 1)
         at = occlusion._sample_positions()
         middle = between & (np.abs(at[:, 1] - 0.5) < 0.1)
@@ -63,33 +63,52 @@ def test_the_middle_of_the_line_between_two_large_pieces_of_one_kind_is_explaine
 def test_the_line_between_a_black_and_a_white_large_piece_is_explained() -> None:
     owners = _owners()
     for states in ("XO.......", "OX......."):
-        under = occlusion._under_pieces(owners, _readings(states), _discs(states, 0.44), TOLERANCE)
+        under = occlusion._under_pieces(owners, _readings(states), _discs(states, 0.44), TOLERANCE, True)
         assert under[_between(owners, 0, 1)].any(), states
         assert not under[~_between(owners, 0, 1)].any(), states
 
 
 def test_small_pieces_far_from_the_line_explain_nothing() -> None:
     states = "XX......."
-    assert not occlusion._under_pieces(_owners(), _readings(states), _discs(states, 0.25), TOLERANCE).any()
+    assert not occlusion._under_pieces(
+        _owners(), _readings(states), _discs(states, 0.25), TOLERANCE, True
+    ).any()
 
 
 def test_beside_a_bare_square_or_the_board_edge_nothing_is_explained() -> None:
+    """A black piece reaching its square's light lines (the lines' tone is not its own)."""
     states = "X........"
-    assert not occlusion._under_pieces(_owners(), _readings(states), _discs(states, 0.5), TOLERANCE).any()
+    assert not occlusion._under_pieces(
+        _owners(), _readings(states), _discs(states, 0.5), TOLERANCE, False
+    ).any()
+
+
+def test_a_piece_of_the_lines_tone_reaching_over_a_line_hides_it() -> None:
+    """A white piece whose disc reaches over light lines (flat seed 1 #81, seed 4 #41 and #77: large
+    white pieces on green and blue plates): the samples its disc and rim cover are explained, beside a
+    bare square and at the board's edge too; none farther along the line."""
+    owners, at = _owners(), occlusion._sample_positions()
+    states = "O........"
+    under = occlusion._under_pieces(owners, _readings(states), _discs(states, 0.46), TOLERANCE, False)
+    near = np.hypot(at[:, 0] - 0.5, at[:, 1] - 0.5) <= 0.46 + occlusion.PIECE_OVER_LINE
+    assert under[near & (owners == 0).any(axis=1)].all() and near.any()
+    assert not under[~near].any()
+    # The same piece under dark lines: its tone is not theirs, so nothing.
+    assert not occlusion._under_pieces(owners, _readings(states), _discs(states, 0.46), TOLERANCE, True).any()
 
 
 def test_two_pieces_unlike_in_grey_are_not_one_kind() -> None:
     # A grey coin read as a black piece beside a real black piece: the line between stays crossed.
     states = "XX......."
     discs = _discs(states, 0.44, greys={1: 30.0 + 3 * TOLERANCE})
-    assert not occlusion._under_pieces(_owners(), _readings(states), discs, TOLERANCE).any()
+    assert not occlusion._under_pieces(_owners(), _readings(states), discs, TOLERANCE, True).any()
 
 
 def test_a_square_with_something_foreign_explains_nothing() -> None:
     states = "XX......."
     readings = _readings(states)
     readings[1] = (*readings[1][:4], "elongated", readings[1][5])
-    assert not occlusion._under_pieces(_owners(), readings, _discs(states, 0.44), TOLERANCE).any()
+    assert not occlusion._under_pieces(_owners(), readings, _discs(states, 0.44), TOLERANCE, True).any()
 
 
 @pytest.mark.parametrize(("seed", "index"), SIDE_BY_SIDE)

@@ -1,8 +1,8 @@
 """Step 5 of the package's overview on the grid's lines: each line sampled along its whole length in
 the canonical view (:func:`_line_sampling`, :func:`_line_contrast`), the lines' level around each
 square, the stretches hidden as long as a finger is wide (:func:`_crossed_squares`), and the samples
-two large pieces of one kind side by side explain (:func:`_under_pieces`). (What inside a square is not
-a piece: :mod:`.pieces` and :mod:`.ring`.)"""
+large pieces side by side, or one of the line's tone over it, explain (:func:`_under_pieces`). (What
+inside a square is not a piece: :mod:`.pieces` and :mod:`.ring`.)"""
 
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ HIDDEN_RUN_SAMPLES: Final = 4
 #: crossed where their shadows meet, 0.55-0.6 of a pitch from their centres: 7 squares of the tuning
 #: runs; no occluded frame of 240 reads clear at this reach that did not at that one.)
 PIECE_LINE_REACH: Final = 0.18
+#: how far beyond its measured edge (pitches) a piece's own rim reaches: a line sample that near a
+#: piece lies under it, beside a bare square too.
+PIECE_OVER_LINE: Final = 0.06
 #: fewest seen line samples around a square to take their level rather than the grid's.
 MIN_LINE_SAMPLES: Final = 6
 
@@ -88,6 +91,7 @@ def _under_pieces(
     readings: list[tuple[str, float, float, float, str, float]],
     discs: np.ndarray,
     tolerance: float,
+    dark_lines: bool,
 ) -> np.ndarray:
     """Which line samples (L,) may lie hidden between two large pieces: both squares read as a piece
     cleanly (nothing foreign), of one kind with their middles' greys alike (within ``tolerance``: a grey
@@ -97,8 +101,14 @@ def _under_pieces(
     reaching the sample once grown by ``PIECE_LINE_REACH``, their rims and soft shadows. Two such pieces
     side by side cover the line between them with their bodies, rims and shadows, as no finger does.
 
+    And where a piece of the line's own tone (``dark_lines``: the grid's polarity; a white piece under
+    light lines, a black one under dark lines) reaches over the line with its disc and rim (its edge
+    and ``PIECE_OVER_LINE``), beside anything: the line merges with it.
+
     Nowhere else: beside a bare square or the board's edge a piece leaves its line seen on that side,
-    and what hides a line there is something else (a finger, a pen lying across the board)."""
+    and what hides a line there is something else (a finger, a pen lying across the board). (A piece
+    of the other tone over a line is not taken so: a phantom white piece on a white plate would then
+    explain the faint dark line it sits beside.)"""
     piece = np.array([r[0] in ("black", "white") and not r[4] for r in readings])
     at = _sample_positions()  # (L, 2) in pitches from the board's corner
     own_ok = owners >= 0
@@ -108,7 +118,12 @@ def _under_pieces(
     alike = np.abs(discs[o[:, 0], 3] - discs[o[:, 1], 3]) <= tolerance
     black = np.array([r[0] == "black" for r in readings])
     unlike = black[o[:, 0]] != black[o[:, 1]]  # (both are pieces: one black, one white)
-    return (own_ok & piece[o] & reach).all(axis=1) & (alike | unlike)
+    # A piece of the line's own tone whose disc, with its rim, reaches over the line merges with it,
+    # whatever is beside it (a white piece over a light line, a black one over a dark line).
+    like_line = piece & (black == dark_lines)
+    over = np.hypot(*(at[:, None, :] - centres).transpose(2, 0, 1)) <= discs[o, 2] + PIECE_OVER_LINE
+    pairs = (own_ok & piece[o] & reach).all(axis=1) & (alike | unlike)
+    return pairs | (own_ok & like_line[o] & over).any(axis=1)
 
 
 @lru_cache(maxsize=1)

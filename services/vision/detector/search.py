@@ -361,7 +361,7 @@ def read_at_pose(
     # A pen lying across the board: a long straight edge slanted from its lines.
     across = _lying_across(canon.img, canon.px, canon.margin, typical, im.sigma)
     readings = [(*r[:4], r[4] or "across", r[5]) if across[k] else r for k, r in enumerate(readings)]
-    under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3))
+    under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3), sign < 0)
     crossed = _crossed_squares(~covered | under_piece, owners)
     # A line not seen between two pieces of its own tone (black pieces beside a dark line) is explained;
     # anywhere else something covers it (a sheet, a hand, a piece lying across it).
