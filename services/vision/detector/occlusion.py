@@ -1,7 +1,7 @@
 """Step 5 of the package's overview on the grid's lines: each line sampled along its whole length in
 the canonical view (:func:`_line_sampling`, :func:`_line_contrast`), the lines' level around each
 square, the stretches hidden as long as a finger is wide (:func:`_crossed_squares`), and the samples
-large pieces side by side, or one of the line's tone over it, explain (:func:`_under_pieces`). (What
+large pieces side by side, or one reaching over the line, explain (:func:`_under_pieces`). (What
 inside a square is not a piece: :mod:`.pieces` and :mod:`.ring`.)"""
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ PIECE_LINE_REACH: Final = 0.18
 #: how far beyond its measured edge (pitches) a piece's own rim reaches: a line sample that near a
 #: piece lies under it, beside a bare square too.
 PIECE_OVER_LINE: Final = 0.06
+#: ...when its middle is this far (on the grid's tone scale) from the plate's end of it: a body of the
+#: plate's own tone is as likely the plate (a phantom white piece on a white plate beside a faint line).
+OVER_LINE_TONE: Final = 0.25
 #: fewest seen line samples around a square to take their level rather than the grid's.
 MIN_LINE_SAMPLES: Final = 6
 
@@ -101,14 +104,14 @@ def _under_pieces(
     reaching the sample once grown by ``PIECE_LINE_REACH``, their rims and soft shadows. Two such pieces
     side by side cover the line between them with their bodies, rims and shadows, as no finger does.
 
-    And where a piece of the line's own tone (``dark_lines``: the grid's polarity; a white piece under
-    light lines, a black one under dark lines) reaches over the line with its disc and rim (its edge
-    and ``PIECE_OVER_LINE``), beside anything: the line merges with it.
+    And where a piece whose middle is clearly off the plate's tone (``OVER_LINE_TONE`` on the grid's
+    scale from the plate's end of it, which ``dark_lines``, the grid's polarity, says) reaches over the
+    line with its disc and rim (its edge and ``PIECE_OVER_LINE``), beside anything.
 
-    Nowhere else: beside a bare square or the board's edge a piece leaves its line seen on that side,
-    and what hides a line there is something else (a finger, a pen lying across the board). (A piece
-    of the other tone over a line is not taken so: a phantom white piece on a white plate would then
-    explain the faint dark line it sits beside.)"""
+    Nowhere else: beside a bare square or the board's edge a piece inside its square leaves its line
+    seen on that side, and what hides a line there is something else (a finger, a pen lying across the
+    board). (A body of the plate's own tone is not taken so: a phantom white piece on a white plate
+    would explain the faint dark line it sits beside.)"""
     piece = np.array([r[0] in ("black", "white") and not r[4] for r in readings])
     at = _sample_positions()  # (L, 2) in pitches from the board's corner
     own_ok = owners >= 0
@@ -118,12 +121,13 @@ def _under_pieces(
     alike = np.abs(discs[o[:, 0], 3] - discs[o[:, 1], 3]) <= tolerance
     black = np.array([r[0] == "black" for r in readings])
     unlike = black[o[:, 0]] != black[o[:, 1]]  # (both are pieces: one black, one white)
-    # A piece of the line's own tone whose disc, with its rim, reaches over the line merges with it,
-    # whatever is beside it (a white piece over a light line, a black one over a dark line).
-    like_line = piece & (black == dark_lines)
+    # A piece clearly off the plate's tone whose disc, with its rim, reaches over the line hides it,
+    # whatever is beside it.
+    plate = 1.0 if dark_lines else 0.0
+    off_plate = piece & np.array([abs(r[3] - plate) >= OVER_LINE_TONE for r in readings])
     over = np.hypot(*(at[:, None, :] - centres).transpose(2, 0, 1)) <= discs[o, 2] + PIECE_OVER_LINE
     pairs = (own_ok & piece[o] & reach).all(axis=1) & (alike | unlike)
-    return pairs | (own_ok & like_line[o] & over).any(axis=1)
+    return pairs | (own_ok & off_plate[o] & over).any(axis=1)
 
 
 @lru_cache(maxsize=1)
