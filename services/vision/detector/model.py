@@ -79,7 +79,8 @@ class DetectorParams:
     piece_min_chroma: float = 0.06
     #: fraction of the piece disc that must differ for a piece to be there.
     piece_min_fill: float = 0.3
-    #: a line sample is seen when its contrast is at least this fraction of the grid's typical contrast.
+    #: a line sample is seen when its contrast is at least this fraction of the grid's typical contrast, both
+    #: taken as shares of the light there (the brighter of the line and the board beside it).
     line_seen_frac: float = 0.45
     #: a square is occluded when this fraction of its border lines is not seen...
     square_occluded_frac: float = 0.35

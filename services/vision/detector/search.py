@@ -329,7 +329,14 @@ def read_at_pose(
     # The grid's contrast against bare board: taken where both sides of a line are board, since a
     # white piece beside a dark line doubles the contrast on its side.
     typical = percentile(both_sides, 80)
-    seen = contrast >= params.line_seen_frac * max(typical, 1e-3)
+    # A sample is seen when its contrast is a share of the typical one *for the light there*: a 2:1
+    # gradient across the board halves the lines' and the plate's grey, and their difference with them.
+    # (The light there: the brighter of the line and the board beside it, the line when light, the
+    # board, the line's grey and its contrast, when the lines are dark.)
+    light = peaks if sign > 0 else peaks + contrast
+    light_both = peaks if sign > 0 else peaks + both_sides
+    typical_share = percentile(both_sides / np.maximum(light_both, 1.0), 80)
+    seen = contrast / np.maximum(light, 1.0) >= params.line_seen_frac * max(typical_share, 1e-4)
     no_grid = typical < max(3.0 * im.sigma, 0.05 * im.spread)
     if typical < LOW_GRID_CONTRAST and im.bgr is not None and not in_brightest:
         # Lines that differ from the plate in colour more than in grey (dark lines on a blue plate: blue
