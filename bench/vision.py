@@ -265,7 +265,7 @@ def heldout_report(n: int, seed: int, generator: str = "unseen") -> dict[str, tu
     confusion: dict[tuple[str, str], int] = {}  # (truth, read) -> squares, of the wrong ones
     causes: dict[str, int] = {}  # why squares of clear frames read unknown -> squares
     not_found = occluded_clear = occluded_clear_right = occluded_frames = 0
-    clear_frames = passed_wrong = 0  # clear frames; of them read as a whole, unoccluded board, wrong
+    clear_frames = passed_wrong = flagged = 0  # clear frames; read whole and unoccluded but wrong; flagged
     for sample in make_set(n, seed):
         det = detect(sample.image)
         if sample.occluded:
@@ -294,6 +294,8 @@ def heldout_report(n: int, seed: int, generator: str = "unseen") -> dict[str, tu
         # What the stability filter lets through (found, not occluded, no square unknown), read wrong:
         # held for a stability window, such a frame would be taken as the board.
         passed_wrong += det.found and not det.occluded and "?" not in det.board and det.board != truth
+        # ...and a clear board flagged occluded: the device waits on it.
+        flagged += det.found and det.occluded
         counts = [0, 9, 0, 0, 0]
         for k, (a, b) in enumerate(zip(det.board, truth, strict=True)):
             counts[0] += a == b
@@ -319,6 +321,7 @@ def heldout_report(n: int, seed: int, generator: str = "unseen") -> dict[str, tu
         f"  clear frames read as a whole, unoccluded board (what the stability filter passes) but wrong:"
         f" {passed_wrong} of {clear_frames}"
     )
+    print(f"  clear frames flagged occluded (the device waits on them): {flagged} of {clear_frames}")
     print(
         "  wrong squares, truth -> read: "
         + ", ".join(f"{t}->{r} {c}" for (t, r), c in sorted(confusion.items()))
