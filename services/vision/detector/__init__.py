@@ -33,11 +33,14 @@ How it works, in order:
    the tone of its middle on the grid's own scale. Against the *ring* of board just inside the lines
    (:func:`.ring._read_squares_ring`), right where pieces are small. The plate's reading stands, except
    where it sees no clear piece and the ring a clean reading (:func:`.squares._combine`); a square they
-   disagree on is never read with a confidence above ``squares.DISAGREEMENT_MAX_CONFIDENCE``.
+   disagree on is never read with a confidence above ``squares.DISAGREEMENT_MAX_CONFIDENCE``. A square
+   whose corners took its neighbours' levels (a full board of large pieces) is read against the plate
+   just beyond the grid's outer lines (:func:`.squares._like_the_plate_beyond`).
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
-   contrast the rest of the grid shows (and no pair of pieces of the lines' own tone explains it),
-   something covers them. A hand or an arm covers long stretches (the frame is occluded), a finger a
-   stretch a finger wide (the squares on both sides are). Inside a square, what differs from the plate
+   contrast the rest of the grid shows for the light there (and no pair of large pieces, nor a piece
+   reaching over the line, explains it: :func:`.occlusion._under_pieces`), something covers them. A
+   hand or an arm covers long stretches (the frame is occluded), a finger a stretch a finger wide (the
+   squares on both sides are). Inside a square, what differs from the plate
    must look like a piece: round, as wide as long, not reaching three corners, not smaller than a
    piece nor filling the square into its corners, on a plate like the others'; otherwise it is a hand,
    a pen, a coin or a sheet, and the square is occluded. A long straight edge slanted from the board's
