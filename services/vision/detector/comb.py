@@ -63,13 +63,12 @@ def _ridges(view: np.ndarray, axis: int) -> np.ndarray:
     as the edge itself."""
     # The higher of the two neighbours d away is a dilation by a kernel of just those two pixels; a
     # neighbour beyond the view counts as infinitely high, so a reach that does not fit says nothing.
-    nearest = np.full_like(view, np.finfo(np.float32).max)
+    infinite = float(np.finfo(np.float32).max)
+    nearest = np.full_like(view, infinite)
     for d in COMB_RIDGE_REACH:
         pair = np.zeros((2 * d + 1, 1) if axis == 0 else (1, 2 * d + 1), np.uint8)
         pair.flat[0] = pair.flat[-1] = 1
-        higher = cv2.dilate(
-            view, pair, borderType=cv2.BORDER_CONSTANT, borderValue=float(np.finfo(np.float32).max)
-        )
+        higher = cv2.dilate(view, pair, borderType=cv2.BORDER_CONSTANT, borderValue=infinite)
         np.minimum(nearest, higher, out=nearest)
     return np.maximum(view - nearest, 0.0)
 

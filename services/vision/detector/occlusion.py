@@ -117,7 +117,8 @@ def _under_pieces(
     own_ok = owners >= 0
     o = np.where(own_ok, owners, 0)
     centres = SQUARE_CENTRES[o] + discs[o, :2]  # (L, 2 sides, 2)
-    reach = np.hypot(*(at[:, None, :] - centres).transpose(2, 0, 1)) <= discs[o, 2] + PIECE_LINE_REACH
+    beyond_edge = np.hypot(*(at[:, None, :] - centres).transpose(2, 0, 1)) - discs[o, 2]  # (L, 2 sides)
+    reach = beyond_edge <= PIECE_LINE_REACH
     alike = np.abs(discs[o[:, 0], 3] - discs[o[:, 1], 3]) <= tolerance
     black = np.array([r[0] == "black" for r in readings])
     unlike = black[o[:, 0]] != black[o[:, 1]]  # (both are pieces: one black, one white)
@@ -125,7 +126,7 @@ def _under_pieces(
     # whatever is beside it.
     plate = 1.0 if dark_lines else 0.0
     off_plate = piece & np.array([abs(r[3] - plate) >= OVER_LINE_TONE for r in readings])
-    over = np.hypot(*(at[:, None, :] - centres).transpose(2, 0, 1)) <= discs[o, 2] + PIECE_OVER_LINE
+    over = beyond_edge <= PIECE_OVER_LINE
     pairs = (own_ok & piece[o] & reach).all(axis=1) & (alike | unlike)
     return pairs | (own_ok & off_plate[o] & over).any(axis=1)
 
