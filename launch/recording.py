@@ -206,6 +206,8 @@ class ReplayStats:
     passes: int = 0
     #: how late the publications were against the schedule (seconds), the worst one.
     max_lag_s: float = 0.0
+    #: how long ``hold`` kept the replay back (seconds), in all.
+    held_s: float = 0.0
 
 
 class Restamper:
@@ -258,6 +260,7 @@ async def replay_into(
     step: Callable[[Record], Awaitable[None]] | None = None,
     stop: asyncio.Event | None = None,
     restamp: bool = True,
+    hold: Callable[[Record], Awaitable[None]] | None = None,
 ) -> ReplayStats:
     """Publish the records of ``recording`` through ``publisher`` (a
     :class:`services.bus.client.Publisher`; its ``publish_raw`` is used, camera frames go to the frame
@@ -268,7 +271,10 @@ async def replay_into(
     ``step``, awaited after each publication, e.g. to wait for the process under test to answer);
     otherwise the recorded intervals divided by ``rate`` (2.0 = twice as fast). ``loop``: start again
     at the end until ``stop`` is set (needs a rate). ``restamp``: see :class:`Restamper`; False publishes
-    the recorded headers unchanged.
+    the recorded headers unchanged. ``hold``: awaited before each record is published; the time it
+    takes moves the rest of the schedule back. A replay into live processes uses it to wait for the
+    decision a recorded answer belongs to (the actuator's "done" for a command the process under test
+    has not sent yet), so a slower process under test is not overtaken by its own recorded future.
 
     :raises RecordingError: for a rate that is not positive, or ``loop`` without a rate.
     """
@@ -313,6 +319,12 @@ async def replay_into(
                     await asyncio.sleep(0)
             else:
                 await asyncio.sleep(0)  # lockstep or flat out: still yield once per message
+            if hold is not None:
+                held_from = time.monotonic()
+                await hold(record)
+                held = time.monotonic() - held_from
+                stats.held_s += held
+                base_wall += held
             try:
                 frames = restamper.frames(record) if restamp else record.frames()
             except messages.DecodeError:

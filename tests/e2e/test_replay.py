@@ -8,8 +8,10 @@ ignored."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from launch.replaycheck import check, render
 from launch.simrun import Progress, SimOptions, SimSession
 from messages import (
     ActuatorCommand,
+    ActuatorEvent,
     BoardObservation,
     ButtonPress,
     GameState,
@@ -47,6 +50,8 @@ UNDER_TEST = {"bus", "referee", "ai"}
 DECISIONS = ("ai.request", "ai.reply", "actuator.command")
 DECIDERS = frozenset({"referee", "ai"})
 REPLAY_TIMEOUT_S = 120.0
+#: the longest the replay waits for the fresh referee to send a command the recording answers.
+HOLD_TIMEOUT_S = 30.0
 
 
 def decision(topic: str, message: Any) -> tuple[Any, ...] | None:
@@ -161,9 +166,42 @@ def _recorded(path: Path, game_id: str) -> tuple[list[tuple[Any, ...]], GameStat
     return first_occurrences(decisions), final
 
 
+class _Hold:
+    """Keeps the replay from running ahead of the process under test: a recorded actuator event for a
+    command the fresh referee has not sent yet waits until it has (the fresh AI may think longer than
+    the recorded one, and an answer before its command is an answer to nothing). The wait moves the
+    rest of the schedule back, and with it the clock readings inside the records still to come."""
+
+    def __init__(self, awaited: set[str], offset_ns: int) -> None:
+        self.sent = {command_id: asyncio.Event() for command_id in awaited}  # the recorded referee's
+        self.offset_ns = offset_ns
+
+    def command_sent(self, command_id: str) -> None:
+        if command_id in self.sent:
+            self.sent[command_id].set()
+
+    async def __call__(self, record: Record) -> None:
+        if record.topic != "actuator.event":
+            return
+        event = record.envelope().message
+        if not isinstance(event, ActuatorEvent) or event.command_id not in self.sent:
+            return
+        started = time.monotonic_ns()
+        # on a timeout the event is published anyway: the decisions will differ, and the test says so
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.sent[event.command_id].wait(), HOLD_TIMEOUT_S)
+        self.offset_ns += time.monotonic_ns() - started
+
+    def retimed(self, records: list[Record]) -> Iterator[Record]:
+        """``records`` retimed one by one as the replay takes them, each by the offset of that moment."""
+        for record in records:
+            yield from retimed([record], self.offset_ns)
+
+
 async def _replay(sim: Any, path: Path, game_id: str) -> tuple[list[tuple[Any, ...]], GameState | None]:
     stand_in = recording.make_filter(None, STAND_INS)
     records = [r for r in Recording(path) if stand_in(r) or r.topic == "operator.command"]
+    awaited = {d[1] for d in _recorded(path, game_id)[0] if d[0] == "command"}
     async with SimSession(sim.config) as session:
         out = Subscriber(session.ctx, sim.config.bus, [*DECISIONS, "sys.heartbeat"], name="replay-check")
         publisher = Publisher(session.ctx, sim.config.bus, "replay")
@@ -177,8 +215,10 @@ async def _replay(sim: Any, path: Path, game_id: str) -> tuple[list[tuple[Any, .
         # a mocked clock would. (Taken here, not before the session and the bus connect: on a loaded
         # machine those take seconds, and every replayed frame would then look that much older than
         # the referee's own commands, and say nothing about them.)
-        records = retimed(records, time.monotonic_ns() - records[0].recv_ns)
-        replay = asyncio.create_task(recording.replay_into(records, publisher, rate=1.0))
+        hold = _Hold(awaited, time.monotonic_ns() - records[0].recv_ns)
+        replay = asyncio.create_task(
+            recording.replay_into(hold.retimed(records), publisher, rate=1.0, hold=hold)
+        )
         try:
             loop = asyncio.get_running_loop()
             deadline = loop.time() + REPLAY_TIMEOUT_S
@@ -188,6 +228,8 @@ async def _replay(sim: Any, path: Path, game_id: str) -> tuple[list[tuple[Any, .
                     d = decision(env.topic, env.message)
                     if d is not None:
                         decisions.append(d)
+                        if d[0] == "command":
+                            hold.command_sent(d[1])
                 await session.pump(0)
                 s = session.state
                 if s is not None and s.game_id == game_id and s.result:

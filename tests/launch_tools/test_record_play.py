@@ -249,6 +249,44 @@ async def test_replay_topic_filter_start_and_instead_of(
     pub.close()
 
 
+async def test_replay_hold_moves_the_schedule_back(
+    bus: Any, actx: zmq.asyncio.Context, tmp_path: Path
+) -> None:
+    """A record held back (waiting for the process under test) delays itself and everything after it,
+    which keep their recorded intervals: no burst to catch up with a schedule the hold overran."""
+    path = tmp_path / "g.mcap"
+    write_game(path, step_ns=20_000_000)
+    states = [r for r in Recording(path) if r.topic == "referee.state"]
+    sub = Subscriber(actx, bus.bus, ["referee.", WARM_TOPIC], name="t")
+    pub = Publisher(actx, bus.bus, "play")
+    await warm_up(pub, sub)
+    released = asyncio.Event()
+
+    async def hold(record: Record) -> None:
+        if record.envelope().message.revision == 3:
+            await released.wait()
+
+    started_ns = time.monotonic_ns()
+    replay = asyncio.create_task(replay_into(Recording(path), pub, "referee.state", 1.0, hold=hold))
+    first = await collect(sub, 2)
+    # release the third only once the last one is overdue: without moving the schedule back, the
+    # fourth and fifth would follow the third at once
+    overdue_ns = started_ns + states[-1].recv_ns - states[0].recv_ns + 20_000_000
+    while time.monotonic_ns() < overdue_ns:
+        await asyncio.sleep(0.005)
+    released_ns = time.monotonic_ns()
+    released.set()
+    rest = await collect(sub, 3)
+    stats = await replay
+    assert [e.message.revision for e in first + rest] == [1, 2, 3, 4, 5]
+    assert all(e.header.mono_ns >= released_ns for e in rest) and stats.held_s > 0
+    for env, record in zip(rest, states[2:], strict=True):
+        due_after_release = record.recv_ns - states[2].recv_ns
+        assert env.header.mono_ns - released_ns >= due_after_release - 2_000_000
+    sub.close()
+    pub.close()
+
+
 async def test_replay_lockstep_and_loop(bus: Any, actx: zmq.asyncio.Context, tmp_path: Path) -> None:
     path = tmp_path / "g.mcap"
     write_game(path, step_ns=1_000_000)
