@@ -386,6 +386,10 @@ class Person:
         ]
         correction = self._correction
         self._correction = None
+        if correction is None and self._moved_at == turn:
+            # Nothing of ours to undo and our move is made: the device misread. A person looks again
+            # and gives it a moment (real seconds, like ``repress_s``) rather than press at once.
+            steps += [Say("nothing to correct: pressing again in a moment"), Wait(self.config.repress_s)]
         if correction is not None:
             for action in correction.steps:
                 if action.kind == "hand":

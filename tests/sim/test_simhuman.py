@@ -322,6 +322,9 @@ def test_a_rejected_legal_move_is_pressed_again_without_moving_twice(config: Any
     again = person.on_state(GameState(revision=3, illegal="stable-timeout", illegal_moves=1, **base))
     assert not any(isinstance(s, Act) and s.action.kind == "place" for s in again)
     assert isinstance(again[-1], Press)
+    # nothing to correct: the device misread, so the person waits a moment (real seconds, not scaled
+    # by the speed factor) before pressing again, giving a passing misreading time to clear
+    assert Wait(config.simhuman.repress_s) in again
 
 
 def test_a_person_presses_again_when_the_lamp_still_asks_a_few_seconds_later(config: Any) -> None:
