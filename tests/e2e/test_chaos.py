@@ -19,9 +19,9 @@ from .conftest import SEED, SPEED, SimStack, short_runtime, sim_stack, table
 
 pytestmark = pytest.mark.e2e
 
-#: games per task (tasks 4, 5, 6): 9 in all, bounded to keep the suite well under 10 minutes on a
+#: games per task (tasks 4, 5, 6): 6 in all, bounded to keep the suite well under 10 minutes on a
 #: 2-core machine (bench/chaos.py plays 30).
-GAMES_PER_TASK = 3
+GAMES_PER_TASK = 2
 
 
 @pytest.fixture(scope="module")
