@@ -80,7 +80,8 @@ class PoseTracker:
     A frame that shows the same picture as the last one read (a board standing still: only sensor noise
     differs) is not read again: the last reading stands, with ``extra["unchanged"] == 1``, for at most
     ``REREAD_EVERY_FRAMES`` frames in a row (unless ``reuse_unchanged`` is false). Only readings taken at
-    the last good pose are reused.
+    the last good pose, and confirmed by the fresh reading before them (same picture, same board and
+    occlusion), are reused.
     """
 
     def __init__(
@@ -111,6 +112,9 @@ class PoseTracker:
         self._last_read: Detection | None = None
         self._last_thumb: np.ndarray | None = None
         self._reused = 0
+        #: the last fresh reading taken at the last good pose and its thumbnail (what confirms the next).
+        self._fresh: Detection | None = None
+        self._fresh_thumb: np.ndarray | None = None
         self.reuse_unchanged = reuse_unchanged
         #: seconds from an arbitrary start; only fills ``processing_ms``, never decides anything.
         self.timer = timer
@@ -143,8 +147,21 @@ class PoseTracker:
             and det.pose is not None
             and det.pose == self.pose
         ):
-            self._last_read, self._last_thumb, self._reused = det, thumb, 0
+            # Reused only once two fresh readings of the same picture agree: a single misread frame
+            # reused would fill a stability window on its own.
+            fresh, fresh_thumb = self._fresh, self._fresh_thumb
+            confirmed = (
+                fresh is not None
+                and fresh_thumb is not None
+                and thumb is not None
+                and (fresh.board, fresh.occluded) == (det.board, det.occluded)
+                and same_picture(thumb, fresh_thumb)
+            )
+            self._fresh, self._fresh_thumb = det, thumb
+            self._last_read, self._last_thumb = (det, thumb) if confirmed else (None, None)
+            self._reused = 0
         else:
+            self._fresh = self._fresh_thumb = None
             self._last_read, self._last_thumb = None, None
         return det
 

@@ -4,12 +4,13 @@ followed to within the sweep's tolerances, and never renumbered while it stands 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import cv2
 import numpy as np
 import pytest
 
-from services.vision.detector import detect, track
+from services.vision.detector import Detection, detect, track
 from services.vision.tracker import PoseTracker
 
 from .synth import Scene, draw, square_centre
@@ -117,8 +118,6 @@ def test_an_unchanged_picture_keeps_its_reading_and_any_change_is_read_afresh() 
     """A board standing still (fresh sensor noise every frame) is not read again: the last reading
     stands, for at most REREAD_EVERY_FRAMES frames in a row. A piece put down, a fingertip over a square
     or a moved board are read at once."""
-    from dataclasses import replace
-
     from services.vision.tracker import REREAD_EVERY_FRAMES
 
     rng = np.random.default_rng(5)
@@ -128,13 +127,17 @@ def test_an_unchanged_picture_keeps_its_reading_and_any_change_is_read_afresh() 
     first = tracker.process(_noisy(still, rng))
     assert first.board == "X...O...." and "unchanged" not in first.extra
     reused = 0
-    for _ in range(REREAD_EVERY_FRAMES + 1):
+    fresh = first
+    for _ in range(REREAD_EVERY_FRAMES + 2):
         det = tracker.process(_noisy(still, rng))
         assert det.board == first.board
         if det.extra.get("unchanged") == 1.0:
-            assert det.pose == first.pose
+            assert det.pose == fresh.pose
             reused += 1
-    # every frame but the forced fresh read after REREAD_EVERY_FRAMES reused ones
+        else:
+            fresh = det
+    # every frame but the second (the fresh reading that confirms the first) and the forced fresh read
+    # after REREAD_EVERY_FRAMES reused ones
     assert reused == REREAD_EVERY_FRAMES
     # a piece put down on square 9
     placed = tracker.process(_noisy(draw(replace(scene, board="X...O...X"), seed=1), rng))
@@ -152,6 +155,30 @@ def test_an_unchanged_picture_keeps_its_reading_and_any_change_is_read_afresh() 
     assert "unchanged" not in moved.extra and moved.board == "X...O...X"
 
 
+def test_a_single_misread_frame_is_not_reused() -> None:
+    """A reading is reused only once the next fresh reading of the same picture agrees with it: one
+    misread frame (here forced) must not stand for the frames after it and fill a stability window."""
+    rng = np.random.default_rng(6)
+    still = draw(Scene(angle_deg=8.0, board="X...O....", noise=0.0), seed=1)
+    tracker = PoseTracker()
+    assert tracker.process(_noisy(still, rng)).board == "X...O...."
+    honest_read = tracker._read
+
+    def misread(image: np.ndarray) -> Detection:
+        det = honest_read(image)
+        squares = [replace(sq, state="white") if k == 6 else sq for k, sq in enumerate(det.squares)]
+        return replace(det, squares=tuple(squares))
+
+    tracker._read = misread  # type: ignore[method-assign]
+    assert tracker.process(_noisy(still, rng)).board == "X...O.O.."
+    tracker._read = honest_read  # type: ignore[method-assign]
+    again = tracker.process(_noisy(still, rng))
+    assert "unchanged" not in again.extra and again.board == "X...O...."
+    confirmed = tracker.process(_noisy(still, rng))
+    assert "unchanged" not in confirmed.extra  # confirms the reading before it
+    assert tracker.process(_noisy(still, rng)).extra.get("unchanged") == 1.0
+
+
 def test_the_tracker_times_a_reused_reading_with_the_timer_it_is_given() -> None:
     """The core reads no clock of its own: a reused reading's processing time comes from the timer
     passed in (here one that advances 2 ms a call)."""
@@ -159,6 +186,7 @@ def test_the_tracker_times_a_reused_reading_with_the_timer_it_is_given() -> None
     tracker = PoseTracker(timer=lambda: next(ticks))
     image = render_board("X...O...O", 12.0, (205.0, 148.0), RenderStyle.preset("clean"), seed=1)
     tracker.process(image)
+    tracker.process(image)  # confirms the first reading
     again = tracker.process(image)
     assert again.extra.get("unchanged") == 1.0
     assert again.processing_ms == pytest.approx(2.0)
