@@ -215,8 +215,13 @@ class PoseTracker:
 
     def _accept(self, pose: BoardPose, det: Detection) -> None:
         self.pose = pose
-        self._polarity = det.polarity
-        self._half_width = det.extra.get("half_width", 0.0)
+        if not det.occluded or self._polarity is None:
+            # The lines' width and polarity are the board's: measured on a frame with a hand or a
+            # sheet over the board they come out anywhere from 3% to 7% of the pitch, and every frame
+            # tracked after it would be read with that width (a bare square's edge then read as a
+            # piece's rim). A clear frame's measure stands until the next clear frame.
+            self._polarity = det.polarity
+            self._half_width = det.extra.get("half_width", 0.0)
         self._candidate = None
         self._candidate_frames = 0
         self._blind_frames = 0

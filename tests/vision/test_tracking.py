@@ -179,6 +179,31 @@ def test_a_single_misread_frame_is_not_reused() -> None:
     assert tracker.process(_noisy(still, rng)).extra.get("unchanged") == 1.0
 
 
+def test_the_lines_width_is_kept_from_clear_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lines' width measured on an occluded frame (a hand over the board makes it anything from 3%
+    to 7% of the pitch) is not what later frames are tracked with: a clear frame's measure stands until
+    the next clear frame's."""
+    import services.vision.tracker as tracker_module
+
+    rng = np.random.default_rng(7)
+    still = draw(Scene(angle_deg=8.0, board="X...O....", noise=0.0), seed=1)
+    tracker = PoseTracker(reuse_unchanged=False)
+    tracker.process(_noisy(still, rng))
+    clear_width = tracker._half_width
+    assert clear_width > 0
+
+    def occluded_track(*args: object, **kwargs: object) -> Detection:
+        det = track(*args, **kwargs)  # type: ignore[arg-type]
+        return replace(det, occluded=True, extra={**det.extra, "half_width": 2 * clear_width})
+
+    monkeypatch.setattr(tracker_module, "track", occluded_track)
+    assert tracker.process(_noisy(still, rng)).occluded
+    assert tracker._half_width == clear_width
+    monkeypatch.setattr(tracker_module, "track", track)
+    tracker.process(_noisy(still, rng))
+    assert tracker._half_width == clear_width  # and a clear frame measures it again
+
+
 def test_the_tracker_times_a_reused_reading_with_the_timer_it_is_given() -> None:
     """The core reads no clock of its own: a reused reading's processing time comes from the timer
     passed in (here one that advances 2 ms a call)."""
