@@ -44,8 +44,9 @@ def unexplained_difference(seen: str, referee: str, phase: str) -> list[int]:
 
 
 class AnomalyWatch:
-    """Decides, frame by frame, when something is worth saving. Each kind is reported at most once per
-    ``min_interval_s`` (monotonic seconds given by the caller), and a lost board once per loss."""
+    """Decides, frame by frame, when something is worth saving. Each disagreement (the board seen, the
+    referee's board) is reported at most once per ``min_interval_s`` (monotonic seconds given by the
+    caller), a lost board once per loss and at most once per interval."""
 
     def __init__(self, *, lost_frames: int = 30, min_interval_s: float = 5.0) -> None:
         self.lost_frames = lost_frames
@@ -56,11 +57,13 @@ class AnomalyWatch:
         self._lost_reported = False
         self._last: dict[str, float] = {}
 
-    def _allowed(self, kind: str, now: float) -> bool:
-        last = self._last.get(kind)
+    def _allowed(self, key: str, now: float) -> bool:
+        last = self._last.get(key)
         if last is not None and now - last < self.min_interval_s:
             return False
-        self._last[kind] = now
+        # (keys whose interval has passed are forgotten: the table stays as small as the interval)
+        self._last = {k: t for k, t in self._last.items() if now - t < self.min_interval_s}
+        self._last[key] = now
         return True
 
     def check(self, found: bool, stable: bool, board: str, now: float) -> Anomaly | None:
@@ -84,7 +87,9 @@ class AnomalyWatch:
         if not stable or ref is None or ref.phase not in WAITING_PHASES or len(ref.board) != 9:
             return None
         diff = unexplained_difference(board, ref.board, ref.phase)
-        if diff and self._allowed("disagree", now):
+        # Rate limited per disagreement, not per kind: a lasting one is saved once per interval, and a
+        # new one (another misread a second after a legal rejection) gets its own picture.
+        if diff and self._allowed(f"disagree {board} {ref.board}", now):
             return Anomaly(
                 "disagree", f"seen {board} but the referee has {ref.board} ({ref.phase}); squares {diff}"
             )

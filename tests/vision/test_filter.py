@@ -112,6 +112,10 @@ def test_anomaly_watch_disagreement_only_while_the_referee_waits() -> None:
     found = watch.check(True, True, "O........", now=3.0)
     assert found is not None and found.kind == "disagree"
     assert watch.check(True, True, "O........", now=4.0) is None  # rate limited
+    # another disagreement within the interval has its own picture (and its own limit)
+    other = watch.check(True, True, "O.......O", now=4.5)
+    assert other is not None and "O.......O" in other.detail
+    assert watch.check(True, True, "O.......O", now=5.0) is None
     assert watch.check(True, True, "O........", now=9.0) is not None
 
 
