@@ -55,3 +55,16 @@ def subprocess_env(runtime_dir: Path) -> dict[str, str]:
     env["SANZI_RUNTIME_DIR"] = str(runtime_dir)
     env["PYTHONUNBUFFERED"] = "1"
     return env
+
+
+#: test folders whose tests start processes (a whole stack under supervisord, the CLI): with
+#: pytest-xdist (``-n 2 --dist loadgroup``) they all run on one worker, one after another, while the
+#: other worker takes the rest.
+STACK_TESTS = ("e2e", "launch_stack")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(REPO / "tests").parts
+        if parts and parts[0] in STACK_TESTS:
+            item.add_marker(pytest.mark.xdist_group("stack"))
