@@ -373,6 +373,15 @@ def _read_squares(
             middle[geo.core] = middles[k]
             piece = (float(evidences[k]), centres_off[k], float(edges[k]))
             why[k] = _shape_problem(differs[k], dev[k, :, 0], piece, middle, geo, f0)
+            if why[k] == "elongated":
+                # A white piece on a white plate differs by its rim and its shadow, a crescent on one
+                # side that is as long as the piece is wide: elongated. A rim round it all the same (a
+                # circle darker than the middle, see pieces._rim_piece) is a piece; a pen is straight.
+                threshold = RIM_THRESHOLD_SHARE * float(t_looks[1][k])
+                rim = _rim_piece(dev[k, :, 0], geo, threshold, bool(line_level[k] < plate_grey[k]))
+                if rim is not None:
+                    why[k] = ""
+                    most[k] = min(float(most[k]), FAINT_MAX_CONFIDENCE)
             far = max(TWO_TONE_K * float(t_grey[k]), TWO_TONE_CONTRAST * float(contrast[k]))
             if not why[k] and _two_tone(dev[k, middle, 0], far):
                 why[k] = "two-tone"  # a white pen across a black piece, a black one across a white piece
