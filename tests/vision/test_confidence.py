@@ -73,3 +73,18 @@ def test_pieces_like_the_plate() -> None:
     far_black = ("black", 1.0, 1.0, -0.8, "", 40.0)
     assert squares._pieces_like_the_plate([near_black] + [empty] * 8, ~dark_lines)
     assert not squares._pieces_like_the_plate([far_black] + [empty] * 8, ~dark_lines)
+
+
+@pytest.mark.parametrize(("white", "capped"), [(184, True), (240, False)])
+def test_a_piece_of_the_plates_tone_is_never_certain(white: float, capped: bool) -> None:
+    """A white piece whose middle is the plate's grey (170), seen by its rim alone, is read white but at
+    most ``PLATE_TONE_CONFIDENCE`` sure: a gradient or a stain differs from the plate by as little. A
+    white piece far above the plate is certain."""
+    board = "O...O...."
+    scene = Scene(board=board, board_grey=170, line_grey=35, white_grey=white, rim=0.15, noise=1.5)
+    det = D.detect(draw(scene, seed=5))
+    assert det.found
+    pieces = det.squares[:5:4]
+    assert [s.state for s in pieces] == ["white", "white"]
+    top = max(s.confidence for s in pieces)
+    assert (top <= squares.PLATE_TONE_CONFIDENCE) if capped else (top == 1.0)

@@ -35,6 +35,10 @@ from .pieces import (
 )
 from .stats import least_squares, median, median_along, percentile, row_norms
 
+#: a piece whose middle's tone is within this of the plate's end of the grid's scale (0 the lines', 1
+#: the plate's tone) is read at most this confident.
+PLATE_TONE_NEAR: Final = 0.15
+PLATE_TONE_CONFIDENCE: Final = 0.85
 #: the rim look's threshold, as a share of the texture look's: a rim is judged on the means of
 #: sectors of a ring, many pixels each, whose noise is a fraction of one pixel's (see _rim_piece).
 RIM_THRESHOLD_SHARE: Final = 0.5
@@ -442,6 +446,11 @@ def _read_squares(
         # How far the tone is from the middle of the scale, 0.3 away is certain.
         certainty = min(1.0, abs(tone - 0.5) / 0.3)
         conf = min(float(most[k]), 0.5 + 0.5 * min(presence, certainty))
+        # A body of the plate's own tone is seen by its edge alone (a white piece on a white plate),
+        # as a gradient or a stain is: never a certain reading.
+        plate_end = 1.0 if line_level[k] < plate_grey[k] else 0.0
+        if abs(tone - plate_end) < PLATE_TONE_NEAR:
+            conf = min(conf, PLATE_TONE_CONFIDENCE)
         state = "black" if tone < 0.5 else "white"
         out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
     if _pieces_like_the_plate(out, line_level < plate_grey):
