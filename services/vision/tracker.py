@@ -73,8 +73,9 @@ class PoseTracker:
 
     A detected pose within ``jump_px`` (centre) and ``jump_deg`` (angle) of the last good one is taken.
     A pose farther away is a *jump*: the frame is read at the last good pose instead (problem "jump")
-    until the new pose has been seen, consistently, in ``jump_frames`` consecutive frames; then it is
-    taken (the board really was moved). A frame where no grid is found is read at the last good pose
+    until the new pose has been seen, consistently and unoccluded, in ``jump_frames`` frames (occluded
+    frames between them neither count nor break the run); then it is taken (the board really was
+    moved). A frame where no grid is found is read at the last good pose
     by the detector itself.
 
     A frame that shows the same picture as the last one read (a board standing still: only sensor noise
@@ -178,10 +179,15 @@ class PoseTracker:
                 det = self._same_numbering(image, det)
                 self._accept(det.pose, det)  # type: ignore[arg-type]
                 return det
+            # Only a clear view counts towards the move: a hand resting over the board shows the same
+            # picture frame after frame, and a grid found through it (fingers among the lines) would be
+            # taken for the board moved; once the hand went, the true pose would be a jump in turn.
+            # An occluded frame neither counts nor breaks the run.
+            clear = not det.occluded
             if self._candidate is not None and self._near(det.pose, self._candidate):
-                self._candidate_frames += 1
+                self._candidate_frames += clear
             else:
-                self._candidate_frames = 1
+                self._candidate_frames = int(clear)
             self._candidate = det.pose
             if self._candidate_frames >= self.jump_frames:
                 self._accept(det.pose, det)

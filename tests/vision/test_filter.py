@@ -75,6 +75,29 @@ def test_tracker_rejects_a_sudden_jump_until_it_persists() -> None:
     assert tracker.pose.center_px.x == pytest.approx(380.0, abs=3.0)
 
 
+def test_a_jump_seen_only_through_a_hand_is_not_taken() -> None:
+    """A grid found at a new pose in occluded frames (a hand over the board) is no evidence that the
+    board moved, however many frames show it: they neither count towards the move nor break a run of
+    clear frames that confirm it."""
+    tracker = PoseTracker(jump_px=25.0, jump_frames=3)
+    tracker.process(_scene())
+    home = tracker.pose
+    covered = draw(
+        Scene(center=(380.0, 240.0), angle_deg=10.0, board="X...O....", noise=2.0, hand=(400.0, 250.0, 30.0)),
+        seed=1,
+    )
+    for _ in range(6):
+        det = tracker.process(covered)
+        assert det.problem == "jump" and det.occluded
+    assert tracker.pose == home
+    moved = _scene(dx=60.0)
+    assert tracker.process(moved).problem == "jump"
+    assert tracker.process(covered).problem == "jump"  # (between the clear frames: no reset)
+    assert tracker.process(moved).problem == "jump"
+    assert tracker.process(moved).problem == ""
+    assert tracker.pose is not None and tracker.pose.center_px.x == pytest.approx(380.0, abs=3.0)
+
+
 def test_tracker_follows_small_motion_and_reads_at_the_prior_when_the_grid_is_hidden() -> None:
     tracker = PoseTracker(jump_px=25.0)
     for dx in (0.0, 5.0, 10.0):
