@@ -22,7 +22,7 @@ class VisionConfig(Section):
     jump_px: float = 25.0
     #: a change of the board's angle larger than this (degrees, modulo 90) is a jump too.
     jump_deg: float = 5.0
-    #: frames a jumped pose must persist to be accepted.
+    #: clear (unoccluded) frames a jumped pose must persist in to be accepted.
     jump_frames: int = 5
     #: annotated frames saved on anomalies, at most this many files are kept.
     anomaly_dir: str = "{state}/anomalies"
