@@ -15,7 +15,7 @@ class SimCamConfig(Section):
     #: sensor noise, standard deviation in grey levels (overrides the style preset's value).
     noise_sigma: float = 3.0
     #: the look of the frames: a preset of services.simcam.style ("default", "clean", "dark", "harsh",
-    #: "dim") or "random:N" (RenderStyle.random with seed N).
+    #: "dim", "contest-blue", "contest-green") or "random:N" (RenderStyle.random with seed N).
     style: str = "default"
     #: the camera's distance from the table's centre along its optical axis, millimetres.
     camera_distance_mm: float = 650.0

@@ -150,7 +150,8 @@ class RenderStyle:
     def preset(cls, name: str) -> RenderStyle:
         """A named look: "default", "clean" (no noise, blur, gradient or vignette: for geometry tests
         and docs), "dark" (dark board with light lines), "harsh" (low strong light, glare, noise), "dim"
-        (under-exposed, noisy), or "random:N" (:meth:`random` with seed N).
+        (under-exposed, noisy), "contest-blue" and "contest-green" (the 2024 contest's plates: black lines,
+        black foam and white discs), or "random:N" (:meth:`random` with seed N).
 
         :raises StyleError: for an unknown name.
         """
@@ -242,4 +243,20 @@ PRESETS: Final[dict[str, dict[str, object]]] = {
         "shadow_strength": 0.6,
     },
     "dim": {"exposure": 0.6, "noise_sigma": 7.0, "blur_sigma": 1.0, "vignette": 0.3, "flicker": 0.02},
+    # The 2024 contest's boards: a blue or a green plate with black lines, black foam discs and white
+    # discs (the pieces' size is the world's: simworld.piece_diameter_mm, about 0.8 of the pitch there).
+    "contest-blue": {
+        "board_colour": (168, 92, 36),
+        "line_colour": (28, 28, 30),
+        "black_piece_colour": (30, 30, 32),
+        "glare": 0.2,
+        "table_colour": (120, 130, 140),
+    },
+    "contest-green": {
+        "board_colour": (70, 150, 60),
+        "line_colour": (28, 30, 28),
+        "black_piece_colour": (30, 30, 32),
+        "glare": 0.2,
+        "table_colour": (120, 130, 140),
+    },
 }
