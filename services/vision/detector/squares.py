@@ -39,6 +39,9 @@ from .stats import least_squares, median, median_along, percentile, row_norms
 #: the plate's tone) is read at most this confident.
 PLATE_TONE_NEAR: Final = 0.15
 PLATE_TONE_CONFIDENCE: Final = 0.85
+#: ...and a blob too small for a piece of that tone is the light on the plate: the square is read bare,
+#: this confident.
+SMALL_LIGHT_CONFIDENCE: Final = 0.75
 #: the rim look's threshold, as a share of the texture look's: a rim is judged on the means of
 #: sectors of a ring, many pixels each, whose noise is a fraction of one pixel's (see _rim_piece).
 RIM_THRESHOLD_SHARE: Final = 0.5
@@ -104,6 +107,8 @@ PLAIN_CORNER_K: Final = 2.0
 MARGIN_MIN_PX: Final = 2.5
 #: a square the two readings disagree on is read with at most this confidence.
 DISAGREEMENT_MAX_CONFIDENCE: Final = 0.75
+#: a square both readings see bare is read at least as sure as the ring's reading, up to this.
+AGREED_BARE_CONFIDENCE: Final = 0.75
 #: a full board of large pieces: when this many squares' corners are off the board's surface, the
 #: squares are read again against the surface alone, with the plate's variation taken in the quietest
 #: FULL_BOARD_QUIET_SHARE of the corners; a square flagged for its corners alone takes that reading when
@@ -421,6 +426,14 @@ def _read_squares(
         else:
             tone = (float(middle_grey[k]) - dark_ref) / max(float(contrast[k]), 1e-3)
         presence = min(1.0, (evidence - f0) / f0)
+        plate_end = 1.0 if line_level[k] < plate_grey[k] else 0.0
+        # A blob too small for a piece, or a lighter one too long for one, of the plate's own tone:
+        # the light (a lamp's reflection on a glossy plate, brighter in the square's middle than its
+        # corners), not a thing. (Darker and long: a white piece's shadow on a white plate.)
+        lit = problem == "elongated" and float(dev[k, differs[k], 0].mean()) > 0.0
+        if (problem == "small" or lit) and abs(tone - plate_end) < PLATE_TONE_NEAR:
+            out.append(("empty", SMALL_LIGHT_CONFIDENCE, evidence, tone, "", float(plate_grey[k])))
+            continue
         if evidence < f0 and not problem:
             # How far the middle is from the plate's end of the scale, towards the other end (a middle
             # darker than a dark plate is the glow of light lines around it, not a piece).
@@ -441,6 +454,11 @@ def _read_squares(
             problem = "coloured"  # brass, copper, skin, a pen's cap: pieces are black or white
         elif not problem and shows_plate[k]:
             problem = "plate-colour"  # the grain of a wood plate: no body of a piece's colour
+            if abs(tone - plate_end) < PLATE_TONE_NEAR:
+                # ...of the plate's tone too: the plate itself, lit brighter in the square's middle
+                # than at its corners (a lamp's reflection), or its grain. The square is bare.
+                out.append(("empty", SMALL_LIGHT_CONFIDENCE, evidence, tone, "", float(plate_grey[k])))
+                continue
         elif not problem and abs(tone - 0.5) < MID_TONE:
             problem = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
         # How far the tone is from the middle of the scale, 0.3 away is certain.
@@ -448,7 +466,6 @@ def _read_squares(
         conf = min(float(most[k]), 0.5 + 0.5 * min(presence, certainty))
         # A body of the plate's own tone is seen by its edge alone (a white piece on a white plate),
         # as a gradient or a stain is: never a certain reading.
-        plate_end = 1.0 if line_level[k] < plate_grey[k] else 0.0
         if abs(tone - plate_end) < PLATE_TONE_NEAR:
             conf = min(conf, PLATE_TONE_CONFIDENCE)
         state = "black" if tone < 0.5 else "white"
@@ -718,6 +735,11 @@ def _combine(
         if a[0] != b[0]:
             # The two readings disagree: whichever is taken, it is not a certain one.
             chosen = (chosen[0], min(chosen[1], DISAGREEMENT_MAX_CONFIDENCE), *chosen[2:])
+        elif chosen is b and b[0] == "empty" and not a[4] and not b[4]:
+            # Both see a bare square: no less sure than the ring, up to AGREED_BARE_CONFIDENCE (the
+            # corners' look is unsure where the light leaves a faint patch in the middle; the ring
+            # round it is plain).
+            chosen = (b[0], max(b[1], min(a[1], AGREED_BARE_CONFIDENCE)), *b[2:])
         out.append(chosen)
     return out
 
