@@ -39,6 +39,7 @@ from .squares import (
     _odd_tones_by_the_board,
     _read_squares,
     _scale_of_the_pieces,
+    _two_kinds_by_the_board,
 )
 from .stats import median, percentile
 from .supply import _supply
@@ -359,7 +360,9 @@ def read_at_pose(
         covered[:] = True
     line_level = _line_levels(peaks, owners, seen, line_grey)
     by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params, sign < 0)
-    by_corners = _mid_tones_by_the_board(_scale_of_the_pieces(by_corners, params.piece_min_fill))
+    by_corners = _scale_of_the_pieces(by_corners, params.piece_min_fill)
+    by_corners = _two_kinds_by_the_board(by_corners, params.piece_min_fill, line_level, sign < 0)
+    by_corners = _mid_tones_by_the_board(by_corners)
     readings = _combine(
         _read_squares_ring(canon, half_width, line_level, params, sign < 0), by_corners, line_level
     )

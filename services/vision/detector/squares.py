@@ -84,6 +84,12 @@ BOARD_TONE_CONFIDENCE: Final = 0.8
 BEYOND_SCALE: Final = 1.5
 BEYOND_GAP: Final = 1.0
 RESCALED_CONFIDENCE: Final = 0.8
+#: with dark lines, clean pieces this far below the plate (in the grid's contrasts), the others at most
+#: this share of that below it: a piece of the others whose middle keeps this share of its plate's grey
+#: is white (see _two_kinds_by_the_board).
+FAR_FROM_END: Final = 1.5
+NEAR_SHARE: Final = 0.5
+WHITE_PLATE_SHARE: Final = 0.75
 #: a piece nearer the plate's tone than this share of the way the other pieces of its colour stand from
 #: it (when they stand ODD_TONE_GROUP or more from it) is something else (see _odd_tones_by_the_board).
 ODD_TONE_SHARE: Final = 0.3
@@ -616,6 +622,51 @@ def _scale_of_the_pieces(
             continue  # (already read so: its own confidence stands)
         presence = min(1.0, (evidence - f0) / f0)
         out[k] = (colour, min(RESCALED_CONFIDENCE, 0.5 + 0.5 * presence), evidence, tone, "", plate)
+    return out
+
+
+def _two_kinds_by_the_board(
+    readings: list[tuple[str, float, float, float, str, float]],
+    f0: float,
+    line_level: np.ndarray,
+    dark_lines: bool,
+) -> list[tuple[str, float, float, float, str, float]]:
+    """``readings`` (as :func:`_read_squares` gives them) with white pieces in shade under faint dark
+    lines told by the black pieces far below them: with dark lines, where clean pieces stand
+    ``FAR_FROM_END`` or more of the grid's contrasts below the plate (the black kind) and the others at
+    most ``NEAR_SHARE`` of the way they do (the widest such gap, as a ratio, splits the two), a piece of
+    the near kind read black whose middle keeps ``WHITE_PLATE_SHARE`` or more of its plate's grey (each
+    square's lines, ``line_level``, and plate give its grey back from its tone) is white: its tone is
+    below the lines only because they are faint. Black pieces 15-55 on a plate of 150 or more keep at
+    most 0.37 of it, white ones within 40 grey of it 0.8 or more. The pieces that change are this
+    confident at most ``RESCALED_CONFIDENCE`` (and their presence's, ``f0`` being the evidence a piece
+    needs)."""
+    if not dark_lines:
+        return readings
+    depth = {  # below the plate, in each square's own contrasts
+        k: 1.0 - r[3]
+        for k, r in enumerate(readings)
+        if r[0] in ("black", "white") and r[4] in ("", "mid-tone")
+    }
+    order = sorted(depth, key=depth.__getitem__, reverse=True)
+    splits = [
+        (depth[order[i]] / max(depth[order[i + 1]], 1e-6), i + 1)
+        for i in range(len(order) - 1)
+        if depth[order[i]] >= FAR_FROM_END and depth[order[i + 1]] <= NEAR_SHARE * depth[order[i]]
+    ]
+    if not splits:
+        return readings
+    cut = max(splits)[1]
+    if any(readings[k][4] for k in order[:cut]):
+        return readings
+    out = list(readings)
+    for k in order[cut:]:
+        state, _conf, evidence, tone, problem, plate = readings[k]
+        grey = float(line_level[k]) + tone * (plate - float(line_level[k]))
+        if (state == "white" and not problem) or grey < WHITE_PLATE_SHARE * plate:
+            continue
+        presence = min(1.0, (evidence - f0) / f0)
+        out[k] = ("white", min(RESCALED_CONFIDENCE, 0.5 + 0.5 * presence), evidence, tone, "", plate)
     return out
 
 
