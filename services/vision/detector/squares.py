@@ -7,6 +7,7 @@ the ring's: :mod:`.ring`)."""
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 import cv2
@@ -84,6 +85,9 @@ BOARD_TONE_CONFIDENCE: Final = 0.8
 BEYOND_SCALE: Final = 1.5
 BEYOND_GAP: Final = 1.0
 RESCALED_CONFIDENCE: Final = 0.8
+#: a square's corners whose colour is off the board's surface by less than this share of the plate's
+#: colour are not taken for a sheet by their colour alone (see _chroma_weighed).
+BACKGROUND_PLATE_CHROMA: Final = 0.3
 #: with dark lines, clean pieces this far below the plate (in the grid's contrasts), the others at most
 #: this share of that below it: a piece of the others whose middle keeps this share of its plate's grey
 #: is white (see _two_kinds_by_the_board).
@@ -340,7 +344,9 @@ def _read_squares(
     ]
     # A square's corners off the board's surface: something flat covers it (a sheet, a hand), unless a
     # clean piece shows (below).
-    background = row_norms(own) > FOREIGN_BACKGROUND_FRAC * scale
+    background = row_norms(_chroma_weighed(own, vals, scale)) > FOREIGN_BACKGROUND_FRAC * scale
+    # (...though a full board is still told by them: see below.)
+    pale = (row_norms(own) > FOREIGN_BACKGROUND_FRAC * scale) & ~background
     f0 = params.piece_min_fill
     evidences, centres_off, edges = _piece_evidence(differs, geo, geo.body_zone)
     # The second look, only where the first saw nothing, or nothing of a piece's size (the highlight
@@ -436,7 +442,12 @@ def _read_squares(
         # A blob too small for a piece, or a lighter one too long for one, of the plate's own tone:
         # the light (a lamp's reflection on a glossy plate, brighter in the square's middle than its
         # corners), not a thing. (Darker and long: a white piece's shadow on a white plate.)
-        lit = problem == "elongated" and float(dev[k, differs[k], 0].mean()) > 0.0
+        lit = problem == "elongated" and (
+            float(dev[k, differs[k], 0].mean()) > 0.0
+            # (On a plate no piece's tone is near, a long patch of its tone is not a piece's shadow:
+            # the glow of large pieces around a bare square, its corners lit and its middle not.)
+            or not _could_hide_a_piece(float(plate_grey[k]), bool(line_level[k] < plate_grey[k]))
+        )
         if (problem == "small" or lit) and abs(tone - plate_end) < PLATE_TONE_NEAR:
             out.append(("empty", SMALL_LIGHT_CONFIDENCE, evidence, tone, "", float(plate_grey[k])))
             continue
@@ -448,6 +459,10 @@ def _read_squares(
                 conf = 1.0 - 0.5 * evidence / f0
                 if _could_hide_a_piece(float(plate_grey[k]), bool(line_level[k] < plate_grey[k])):
                     conf = min(conf, HIDING_PLATE_CONFIDENCE)
+                elif abs(tone - plate_end) < PLATE_TONE_NEAR:
+                    # Nearly enough differs for a piece, yet the middle has the plate's own tone, on a
+                    # plate no piece's tone is near: the light on it (a lamp's reflection), not a thing.
+                    conf = max(conf, SMALL_LIGHT_CONFIDENCE)
                 out.append(("empty", conf, evidence, tone, "", float(plate_grey[k])))
                 continue
             # Nothing differs from the square's plate, yet its middle is nowhere near the plate's tone:
@@ -479,7 +494,12 @@ def _read_squares(
     if _pieces_like_the_plate(out, line_level < plate_grey):
         out = [(r[0], min(r[1], HIDING_PLATE_CONFIDENCE), *r[2:]) if r[0] == "empty" else r for r in out]
     discs = np.column_stack([centres_off, edges, middle_grey])
-    if not full_board and sum(r[4] == "background" for r in out) >= FULL_BOARD_SQUARES:
+    # A full board: the squares flagged for their corners, and those whose corners only the plate's
+    # colour excused (nothing in them differing, or not a clean piece), the pieces' blur paling them.
+    off_surface = sum(
+        r[4] == "background" or bool(pale[k] and (r[4] or evidences[k] < f0)) for k, r in enumerate(out)
+    )
+    if not full_board and off_surface >= FULL_BOARD_SQUARES:
         again, again_discs = _read_squares(
             canon, half_width, line_level, pitch_px, noise, params, dark_lines, full_board=True
         )
@@ -623,6 +643,21 @@ def _scale_of_the_pieces(
         presence = min(1.0, (evidence - f0) / f0)
         out[k] = (colour, min(RESCALED_CONFIDENCE, 0.5 + 0.5 * presence), evidence, tone, "", plate)
     return out
+
+
+def _chroma_weighed(own: np.ndarray, vals: np.ndarray, scale: float) -> np.ndarray:
+    """Each square's own level off the board's surface (``own``, (9, C): grey, with colour the two
+    opponent channels) with its colour weighed against the plate's own colour: on a saturated plate
+    (the contest's blue and green) the blur of large black and white pieces pales the corners beside
+    them, and a bare square's corners then differ in colour from a surface fitted mostly to those by a
+    fifth of the plate's colour. Colour off by less than ``BACKGROUND_PLATE_CHROMA`` of the plate's
+    colour (the median of the corners', ``vals`` (N, C)) counts as the grid's contrast at most (grey:
+    ``scale``); a sheet or a hand on a coloured plate is off by all of it."""
+    if own.shape[1] == 1:
+        return own
+    plate_chroma = math.hypot(median(vals[:, 1]), median(vals[:, 2]))
+    weight = min(1.0, FOREIGN_BACKGROUND_FRAC * scale / max(BACKGROUND_PLATE_CHROMA * plate_chroma, 1e-3))
+    return np.column_stack([own[:, :1], own[:, 1:] * weight])
 
 
 def _two_kinds_by_the_board(
