@@ -7,9 +7,14 @@ as a clear board: 13 of the 22 occluded frames read clear on the tuning sets wer
 
 from __future__ import annotations
 
+import numpy as np
+
 from services.vision import detector as D
 from services.vision.detector import squares
+from tests.vision.contest_table.generator import render
 from tests.vision.flat.generator import make_frame
+
+from .test_sweep import truth_as_read
 
 Reading = tuple[str, float, float, float, str, float]
 
@@ -115,3 +120,39 @@ def test_a_coin_among_white_pieces_flags_the_frame() -> None:
     assert det.found
     assert det.occluded
     assert det.extra.get("foreign_odd-tone", 0.0) >= 1.0
+
+
+def _with_plates(readings: list[Reading], plates: list[float]) -> list[Reading]:
+    return [(*r[:5], p) for r, p in zip(readings, plates, strict=True)]
+
+
+LINES = np.full(9, 50.0)
+
+
+def test_a_white_piece_whose_own_blur_lit_its_corners_is_not_odd() -> None:
+    """contest_table set 2, frame 72, in numbers: white pieces at 1.3-1.6 on their squares' scales, and
+    one at 1.09 whose square's corners its own large body lit to 193 where the other squares put the
+    plate near 160. On the board's plate it stands with the others."""
+    board = _board(
+        {0: ("white", 1.57), 3: ("white", 1.55), 4: ("white", 1.34), 5: ("white", 1.09), 6: ("white", 1.61)},
+        1.0,
+    )
+    board = _with_plates(board, [146.0, 167.0, 185.0, 146.0, 162.0, 193.0, 141.0, 164.0, 144.0])
+    assert _problems(squares._odd_tones_by_the_board(board, True))[5] == "odd-tone"  # its own scale
+    assert "odd-tone" not in _problems(squares._odd_tones_by_the_board(board, True, LINES))
+
+
+def test_a_coin_whose_corners_are_not_lit_stays_odd_under_a_gradient() -> None:
+    """contest_table set 3, frame 294, in numbers: a spotlight from below (plates 70 at the top to 146
+    at the bottom), white pieces at 3.1, a steel coin at 1.53 whose corners lie on the gradient."""
+    board = _board({0: ("white", 3.09), 2: ("white", 3.04), 3: ("white", 3.07), 7: ("white", 1.53)}, 1.0)
+    board = _with_plates(board, [70.0, 72.0, 66.0, 98.0, 101.0, 99.0, 146.0, 136.0, 124.0])
+    lines = np.array([30.0, 30.0, 29.0, 43.0, 44.0, 42.0, 62.0, 56.0, 52.0])
+    assert _problems(squares._odd_tones_by_the_board(board, True, lines))[7] == "odd-tone"
+
+
+def test_the_contest_frame_with_a_white_piece_lighting_its_corners_is_read() -> None:
+    sample, _info = render(2, 72)
+    det = D.detect(sample.image)
+    assert not det.occluded
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)

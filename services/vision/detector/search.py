@@ -367,7 +367,7 @@ def read_at_pose(
         _read_squares_ring(canon, half_width, line_level, params, sign < 0), by_corners, line_level
     )
     # Pieces of one kind are alike: a dim "white piece" among bright ones is a coin.
-    readings = _odd_tones_by_the_board(readings, sign < 0)
+    readings = _odd_tones_by_the_board(readings, sign < 0, line_level)
     # A pen lying across the board: a long straight edge slanted from its lines.
     across = _lying_across(canon.img, canon.px, canon.margin, typical, im.sigma)
     readings = [(*r[:4], r[4] or "across", r[5]) if across[k] else r for k, r in enumerate(readings)]

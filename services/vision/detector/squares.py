@@ -98,6 +98,10 @@ WHITE_PLATE_SHARE: Final = 0.75
 #: it (when they stand ODD_TONE_GROUP or more from it) is something else (see _odd_tones_by_the_board).
 ODD_TONE_SHARE: Final = 0.3
 ODD_TONE_GROUP: Final = 0.5
+#: ...unless its square's corners are lit (a white piece) or shaded (a black one) this share of the
+#: grid's contrast beyond the level the other squares predict, by the piece's own blur, and it is not
+#: so on the board's plate (see _odd_tones_by_the_board).
+ODD_LIT_CORNERS: Final = 0.05
 #: ...and a piece on the other side of the plate's tone from every other of its colour, both at least
 #: this far from it, is odd whatever their number. (0.15 let a coin at 0.851 beside whites at 1.26 pass;
 #: at 0.1, occluded frames read clear 20 -> 19 of 240 on the eight tuning runs, squares right unchanged.)
@@ -742,7 +746,9 @@ def _mid_tones_by_the_board(
 
 
 def _odd_tones_by_the_board(
-    readings: list[tuple[str, float, float, float, str, float]], dark_lines: bool
+    readings: list[tuple[str, float, float, float, str, float]],
+    dark_lines: bool,
+    line_level: np.ndarray | None = None,
 ) -> list[tuple[str, float, float, float, str, float]]:
     """``readings`` (one per square, as :func:`_combine` gives them) with each piece of an odd tone
     flagged "odd-tone": a piece whose middle lies nearer the plate's tone (1 on the grid's scale with
@@ -754,8 +760,14 @@ def _odd_tones_by_the_board(
     A board with fewer than three pieces of a colour says nothing of that colour by that share; but a
     piece on the other side of the plate's tone from every other piece of its colour (both at least
     ``ODD_SIDE_MIN`` from it: a "white piece" darker than the plate beside a white piece lighter than
-    it) is odd beside even one."""
+    it) is odd beside even one.
+    With the squares' lines (``line_level``), a piece is odd by the share only when it is also so on the
+    board's scale (:func:`_on_the_board_scale`): a large white piece's blur lights its own square's
+    corners (by ``ODD_LIT_CORNERS`` of the grid's contrast or more beyond what the other squares'
+    levels predict), whose level then puts it near the plate on its square's scale; a coin lights
+    none."""
     plate = 1.0 if dark_lines else 0.0
+    board_tones = _on_the_board_scale(readings, line_level) if line_level is not None else None
     out = list(readings)
     for k, (state, conf, evidence, tone, problem, plate_grey) in enumerate(readings):
         if state not in ("black", "white") or problem:
@@ -770,12 +782,49 @@ def _odd_tones_by_the_board(
             (t - plate) * (tone - plate) < 0 and min(abs(t - plate), abs(tone - plate)) >= ODD_SIDE_MIN
             for t in others
         )
-        if far_side or (
+        by_share = (
             len(others) >= 2
             and abs(group - plate) >= ODD_TONE_GROUP
             and (tone - plate) / (group - plate) < ODD_TONE_SHARE
-        ):
+        )
+        lit = board_tones is not None and board_tones[k][1] * (1.0 if state == "white" else -1.0) >= (
+            ODD_LIT_CORNERS
+        )
+        if by_share and lit and board_tones is not None:
+            # Its corners lit (a white piece) or shaded (a black one) beyond what the board's plate
+            # predicts there: by its own blur. Odd only if it is so on the board's plate too.
+            others_b = [
+                board_tones[j][0] for j, r in enumerate(readings) if j != k and r[0] == state and not r[4]
+            ]
+            group_b = median(np.array(others_b))
+            by_share = (
+                abs(group_b - plate) >= ODD_TONE_GROUP
+                and (board_tones[k][0] - plate) / (group_b - plate) < ODD_TONE_SHARE
+            )
+        if far_side or by_share:
             out[k] = (state, conf, evidence, tone, "odd-tone", plate_grey)
+    return out
+
+
+def _on_the_board_scale(
+    readings: list[tuple[str, float, float, float, str, float]], line_level: np.ndarray
+) -> list[tuple[float, float]]:
+    """Each square's tone (``readings`` as :func:`_combine` gives them) on a scale from its lines' grey
+    (``line_level``) to the plate level the other eight squares' levels predict for it (a plane through
+    them: the light's gradient across the board, without what lights or shades this square's own
+    corners), and how far its own level stands above that prediction, in its grid contrasts."""
+    levels = np.array([r[5] for r in readings])
+    design = np.column_stack([np.arange(9) % 3, np.arange(9) // 3, np.ones(9)]).astype(float)
+    out = []
+    for k, (r, line) in enumerate(zip(readings, line_level.tolist(), strict=True)):
+        rest = np.arange(9) != k
+        coef = np.linalg.lstsq(design[rest], levels[rest], rcond=None)[0]
+        board_plate = float(design[k] @ coef)
+        tone, plate = r[3], r[5]
+        contrast = max(abs(line - plate), 1e-3)
+        grey = min(line, plate) + tone * contrast
+        board_tone = (grey - min(line, board_plate)) / max(abs(line - board_plate), 1e-3)
+        out.append((board_tone, (plate - board_plate) / contrast))
     return out
 
 
