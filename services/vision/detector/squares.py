@@ -73,6 +73,9 @@ PLATE_LIKE_PIECE_TONE: Final = 0.3
 #: a square read bare whose middle is further than this from the plate's end of the scale, towards the
 #: lines' end, is not bare.
 NOT_PLATE_TONE: Final = 0.6
+#: ...nor one further than this beyond the plate's tone, away from the lines' (the glow of light lines
+#: darkens a dark square's middle, and a lamp lights a light one's, by less).
+BEYOND_PLATE_TONE: Final = 1.0
 #: mid-tone pieces in one group of tones this tight, this far from all the other pieces' tones (on the
 #: same scale), take the colour of their side (see _mid_tones_by_the_board), this confident at most.
 TONE_GROUP_SPREAD: Final = 0.2
@@ -459,7 +462,7 @@ def _read_squares(
             # How far the middle is from the plate's end of the scale, towards the other end (a middle
             # darker than a dark plate is the glow of light lines around it, not a piece).
             towards_lines = 1.0 - tone if line_level[k] < plate_grey[k] else tone
-            if towards_lines <= NOT_PLATE_TONE:
+            if -BEYOND_PLATE_TONE <= towards_lines <= NOT_PLATE_TONE:
                 conf = 1.0 - 0.5 * evidence / f0
                 if _could_hide_a_piece(float(plate_grey[k]), bool(line_level[k] < plate_grey[k])):
                     conf = min(conf, HIDING_PLATE_CONFIDENCE)
