@@ -214,6 +214,14 @@ class RenderStyle:
         )
 
 
+#: what the 2024 contest's tables share, whichever the plate's colour: black foam pieces, a little
+#: glare on the white ones, a grey table.
+_CONTEST_TABLE: Final[dict[str, object]] = {
+    "black_piece_colour": (30, 30, 32),
+    "glare": 0.2,
+    "table_colour": (120, 130, 140),
+}
+
 #: named looks (field overrides of the defaults); see :meth:`RenderStyle.preset`.
 PRESETS: Final[dict[str, dict[str, object]]] = {
     "default": {},
@@ -245,18 +253,6 @@ PRESETS: Final[dict[str, dict[str, object]]] = {
     "dim": {"exposure": 0.6, "noise_sigma": 7.0, "blur_sigma": 1.0, "vignette": 0.3, "flicker": 0.02},
     # The 2024 contest's boards: a blue or a green plate with black lines, black foam discs and white
     # discs (the pieces' size is the world's: simworld.piece_diameter_mm, about 0.8 of the pitch there).
-    "contest-blue": {
-        "board_colour": (168, 92, 36),
-        "line_colour": (28, 28, 30),
-        "black_piece_colour": (30, 30, 32),
-        "glare": 0.2,
-        "table_colour": (120, 130, 140),
-    },
-    "contest-green": {
-        "board_colour": (70, 150, 60),
-        "line_colour": (28, 30, 28),
-        "black_piece_colour": (30, 30, 32),
-        "glare": 0.2,
-        "table_colour": (120, 130, 140),
-    },
+    "contest-blue": {**_CONTEST_TABLE, "board_colour": (168, 92, 36), "line_colour": (28, 28, 30)},
+    "contest-green": {**_CONTEST_TABLE, "board_colour": (70, 150, 60), "line_colour": (28, 30, 28)},
 }
