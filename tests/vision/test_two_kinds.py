@@ -52,12 +52,25 @@ def test_white_pieces_below_faint_lines_beside_a_black_piece_far_below_are_white
     assert got[2] == board[2]  # the black piece stands
 
 
-def test_a_grey_body_keeping_little_of_the_plate_stays_black() -> None:
+def test_a_grey_body_keeping_little_of_the_plate_stays_black_but_not_certain() -> None:
     """A glossy black piece whose highlight lifts its middle to 0.66 of the plate, beside black pieces
-    twice as far below: a black piece, not a white one."""
+    twice as far below: a black piece, not a white one; but its tone alone does not say so for sure."""
     line = np.full(9, 120.0)
     board = _board({4: -0.7, 5: 0.2, 7: -1.1}, plate=216.0)  # grey of square 5: 139, 0.64 of the plate
-    assert squares._two_kinds_by_the_board(board, F0, line, True) == board
+    got = squares._two_kinds_by_the_board(board, F0, line, True)
+    assert _colours(got) == _colours(board)
+    assert got[5][1] == squares.RESCALED_CONFIDENCE
+    assert [got[k] for k in (4, 7)] == [board[k] for k in (4, 7)]
+
+
+def test_with_light_lines_pieces_near_the_plate_read_as_the_far_kind_are_not_certain() -> None:
+    """Light lines on a plate darker than black pieces: white pieces 2.2 contrasts above the plate,
+    and two pieces at 0.9 that read white too (black pieces lighter than the plate). Nothing changes
+    colour, but those two are no longer certain."""
+    board = _board({0: 2.24, 1: 0.85, 2: 2.21, 3: 2.33, 4: 0.92, 5: 2.22})
+    got = squares._two_kinds_by_the_board(board, F0, LINE_LEVEL, False)
+    assert _colours(got) == _colours(board)
+    assert [round(got[k][1], 2) for k in range(6)] == [1.0, 0.8, 1.0, 1.0, 0.8, 1.0]
 
 
 def test_black_pieces_of_spread_tones_change_nothing() -> None:
@@ -66,7 +79,7 @@ def test_black_pieces_of_spread_tones_change_nothing() -> None:
     assert squares._two_kinds_by_the_board(board, F0, LINE_LEVEL, True) == board
 
 
-def test_light_lines_are_left_alone() -> None:
+def test_light_lines_never_change_a_colour() -> None:
     board = _board({1: -0.4, 2: -7.0})
     assert squares._two_kinds_by_the_board(board, F0, LINE_LEVEL, False) == board
 

@@ -682,11 +682,12 @@ def _two_kinds_by_the_board(
     below the lines only because they are faint. Black pieces 15-55 on a plate of 150 or more keep at
     most 0.37 of it, white ones within 40 grey of it 0.8 or more. The pieces that change are this
     confident at most ``RESCALED_CONFIDENCE`` (and their presence's, ``f0`` being the evidence a piece
-    needs)."""
-    if not dark_lines:
-        return readings
-    depth = {  # below the plate, in each square's own contrasts
-        k: 1.0 - r[3]
+    needs). A piece of the near kind that reads as the far kind and does not change (with dark lines,
+    one keeping less of its plate, a glossy black piece's highlight; with light lines, the same split
+    above the plate, black pieces on a plate darker than black) is this confident at most too: its
+    tone alone does not say which it is."""
+    depth = {  # from the plate towards the lines and beyond, in each square's own contrasts
+        k: 1.0 - r[3] if dark_lines else r[3]
         for k, r in enumerate(readings)
         if r[0] in ("black", "white") and r[4] in ("", "mid-tone")
     }
@@ -701,14 +702,21 @@ def _two_kinds_by_the_board(
     cut = max(splits)[1]
     if any(readings[k][4] for k in order[:cut]):
         return readings
+    far_colour = "black" if dark_lines else "white"
     out = list(readings)
     for k in order[cut:]:
-        state, _conf, evidence, tone, problem, plate = readings[k]
+        state, conf, evidence, tone, problem, plate = readings[k]
+        if state != far_colour and not problem:
+            continue  # (read the other colour already)
         grey = float(line_level[k]) + tone * (plate - float(line_level[k]))
-        if (state == "white" and not problem) or grey < WHITE_PLATE_SHARE * plate:
-            continue
-        presence = min(1.0, (evidence - f0) / f0)
-        out[k] = ("white", min(RESCALED_CONFIDENCE, 0.5 + 0.5 * presence), evidence, tone, "", plate)
+        if dark_lines and grey >= WHITE_PLATE_SHARE * plate:
+            presence = min(1.0, (evidence - f0) / f0)
+            out[k] = ("white", min(RESCALED_CONFIDENCE, 0.5 + 0.5 * presence), evidence, tone, "", plate)
+        elif not problem:
+            # Read as the far kind, at half its distance from the plate or less: which kind it is,
+            # its tone alone does not say for sure (a glossy black piece's highlight, a white piece
+            # keeping 0.7 of a white plate; black pieces on a plate darker than black).
+            out[k] = (state, min(conf, RESCALED_CONFIDENCE), evidence, tone, problem, plate)
     return out
 
 
