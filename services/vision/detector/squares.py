@@ -708,8 +708,7 @@ def _two_kinds_by_the_board(
         state, conf, evidence, tone, problem, plate = readings[k]
         if state != far_colour and not problem:
             continue  # (read the other colour already)
-        grey = float(line_level[k]) + tone * (plate - float(line_level[k]))
-        if dark_lines and grey >= WHITE_PLATE_SHARE * plate:
+        if dark_lines and _grey_of(tone, float(line_level[k]), plate) >= WHITE_PLATE_SHARE * plate:
             presence = min(1.0, (evidence - f0) / f0)
             out[k] = ("white", min(RESCALED_CONFIDENCE, 0.5 + 0.5 * presence), evidence, tone, "", plate)
         elif not problem:
@@ -778,7 +777,7 @@ def _odd_tones_by_the_board(
     levels predict), whose level then puts it near the plate on its square's scale; a coin lights
     none."""
     plate = 1.0 if dark_lines else 0.0
-    board_tones = _on_the_board_scale(readings, line_level) if line_level is not None else None
+    board_tones: list[tuple[float, float]] | None = None  # (computed only for a piece odd by the share)
     out = list(readings)
     for k, (state, conf, evidence, tone, problem, plate_grey) in enumerate(readings):
         if state not in ("black", "white") or problem:
@@ -798,6 +797,8 @@ def _odd_tones_by_the_board(
             and abs(group - plate) >= ODD_TONE_GROUP
             and (tone - plate) / (group - plate) < ODD_TONE_SHARE
         )
+        if by_share and line_level is not None and board_tones is None:
+            board_tones = _on_the_board_scale(readings, line_level)
         lit = board_tones is not None and board_tones[k][1] * (1.0 if state == "white" else -1.0) >= (
             ODD_LIT_CORNERS
         )
@@ -832,11 +833,16 @@ def _on_the_board_scale(
         coef = np.linalg.lstsq(design[rest], levels[rest], rcond=None)[0]
         board_plate = float(design[k] @ coef)
         tone, plate = r[3], r[5]
-        contrast = max(abs(line - plate), 1e-3)
-        grey = min(line, plate) + tone * contrast
+        grey = _grey_of(tone, line, plate)
         board_tone = (grey - min(line, board_plate)) / max(abs(line - board_plate), 1e-3)
-        out.append((board_tone, (plate - board_plate) / contrast))
+        out.append((board_tone, (plate - board_plate) / max(abs(line - plate), 1e-3)))
     return out
+
+
+def _grey_of(tone: float, line: float, plate: float) -> float:
+    """The grey a square's middle has at ``tone`` on its scale (0 at the darker of its lines' grey
+    ``line`` and its plate's ``plate``, 1 at the lighter)."""
+    return min(line, plate) + tone * abs(line - plate)
 
 
 def _combine(
