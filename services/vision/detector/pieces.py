@@ -193,6 +193,7 @@ def _square_masks(s: int, m: int, half_width: float, margin: float) -> _SquareMa
             np.array([z.sum() for z in far_zones], dtype=np.int64),
             core,
             *_middle_pair(corner_valid.sum(axis=1)),
+            *_centred_sectors(dx_i, dy_i),
         ),
     )
 
@@ -240,6 +241,22 @@ class _SquareMasks:
     #: (Q,) where the middle two of each quadrant's real corner pixels lie once sorted (see _middle_pair).
     corner_lo: np.ndarray
     corner_hi: np.ndarray
+    #: around the square's centre, as :func:`_sector_rings` cuts it at ``EDGE_STEP``: each pixel's
+    #: sector-and-ring cell (P,), the pixels in each (EDGE_SECTORS, rings), and their distance (P,).
+    centred_cell: np.ndarray
+    centred_totals: np.ndarray
+    centred_rr: np.ndarray
+
+
+def _centred_sectors(dx: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The square's pixels (offsets ``dx``, ``dy``) cut into sectors and rings around its centre, as
+    :func:`_outline_peaks` cuts them around a centre at (0, 0): each pixel's cell, the count of pixels
+    in each (sectors, rings), and each pixel's distance (the rim look of every square starts there)."""
+    ex, ey = dx - np.float64(0.0), dy - np.float64(0.0)  # (as around a centre given in float64)
+    rr = np.hypot(ex, ey)
+    cell, rings = _sector_cells(ex, ey, rr, EDGE_STEP)
+    totals = np.bincount(cell, minlength=EDGE_SECTORS * rings).reshape(EDGE_SECTORS, rings)
+    return cell, totals, rr
 
 
 def _plate_design(p: np.ndarray) -> np.ndarray:
@@ -655,23 +672,65 @@ def _dark_rim(
 def _rim_piece(
     grey_dev: np.ndarray, geo: _SquareMasks, threshold: float, dark_lines: bool
 ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
-    """A piece seen by its rim alone, or None: a circle darker than the square's middle all round
-    (:func:`_circular_outline` with the darker sense, at ``threshold``, the plate's texture), as a piece
-    of nearly the plate's tone shows it when nothing of its face differs (a black piece a few levels off
-    a black plate, a white one on a white plate). The glow of light lines lightens, and the blur of dark
+    """A piece seen by its rim alone in one square, or None: :func:`_rim_pieces` of that square."""
+    return _rim_pieces(grey_dev[None, :], geo, np.array([threshold]), np.array([dark_lines]))[0]
+
+
+def _rim_pieces(
+    grey_dev: np.ndarray, geo: _SquareMasks, threshold: np.ndarray, dark_lines: np.ndarray
+) -> list[tuple[np.ndarray, float, np.ndarray, float] | None]:
+    """For each square (a row of ``grey_dev`` (N, P), with its ``threshold`` (N,), the plate's texture,
+    and its grid's polarity ``dark_lines`` (N,)), a piece seen by its rim alone, or None: a circle darker
+    than the square's middle all round (:func:`_circular_outline` with the darker sense), as a piece of
+    nearly the plate's tone shows it when nothing of its face differs (a black piece a few levels off a
+    black plate, a white one on a white plate). The glow of light lines lightens, and the blur of dark
     lines darkens along the square's sides, not on a circle; a stain is no circle round the middle.
-    Returns (its disc's pixels, ``RIM_EVIDENCE``, centre, edge) as :func:`_faint_piece` does."""
-    body = median(grey_dev[geo.rad <= MIDDLE_RADIUS])
+    Each piece is (its disc's pixels, ``RIM_EVIDENCE``, centre, edge) as :func:`_faint_piece` gives one.
+
+    The squares are looked at together as far as most of them go (most bare squares show no rim)."""
+    n = grey_dev.shape[0]
+    out: list[tuple[np.ndarray, float, np.ndarray, float] | None] = [None] * n
+    body = median_along(grey_dev[:, geo.rad <= MIDDLE_RADIUS], 1)
+    floor = OUTLINE_CIRCLE_K * threshold
     # Each of the circle's sectors has a ring whose mean is that far below the middle, so at least one
     # pixel each that far below it: most bare squares have fewer, and need no fit.
-    if np.count_nonzero(grey_dev <= body - OUTLINE_CIRCLE_K * threshold) < EDGE_SECTORS:
-        return None
-    # The rim's peaks around the square's centre, taken once; through them first the rough circle: only
-    # its residual test differs from the strict one's, so where there is no rough circle there is no
-    # strict one either (most bare squares end here, or at the six-sector circle).
-    around = _outline_peaks(grey_dev, geo, np.zeros(2), body, -1.0)
-    if around is None:
-        return None
+    live = np.flatnonzero(np.count_nonzero(grey_dev <= (body - floor)[:, None], axis=1) >= EDGE_SECTORS)
+    totals = geo.centred_totals
+    first = round(PIECE_MIN_RADIUS / EDGE_STEP)
+    inside = np.cumprod(totals[:, first:] > 0, axis=1).astype(bool)
+    if live.size == 0 or not inside.any(axis=1).all():
+        return out
+    # The rim's peaks around each square's centre (:func:`_outline_peaks`, darker), for all at once.
+    size = totals.size
+    cells = (geo.centred_cell[None, :] + (np.arange(live.size) * size)[:, None]).ravel()
+    values = (grey_dev[live] - body[live, None]).ravel()
+    sums = np.bincount(cells, weights=values, minlength=live.size * size).reshape(live.size, *totals.shape)
+    off = np.where(inside, sums[:, :, first:] / np.maximum(totals[:, first:], 1), 0.0)
+    peak = np.argmax(off * -1.0, axis=2)
+    strength = np.take_along_axis(off, peak[:, :, None], axis=2)[:, :, 0] * -1.0
+    radius = (peak + first + 0.5) * EDGE_STEP
+    at_lines = peak >= inside.sum(axis=1) - 1
+    # Every circle below needs all sectors but the RIM_SECTORS_DROPPED weakest that far off the face.
+    enough = np.sort(strength, axis=1)[:, RIM_SECTORS_DROPPED] >= floor[live]
+    for row in np.flatnonzero(enough).tolist():
+        k = int(live[row])
+        around = _OutlinePeaks(np.zeros(2), strength[row], radius[row], at_lines[row])
+        out[k] = _rim_from(grey_dev[k], geo, around, float(body[k]), float(threshold[k]), bool(dark_lines[k]))
+    return out
+
+
+def _rim_from(
+    grey_dev: np.ndarray,
+    geo: _SquareMasks,
+    around: _OutlinePeaks,
+    body: float,
+    threshold: float,
+    dark_lines: bool,
+) -> tuple[np.ndarray, float, np.ndarray, float] | None:
+    """:func:`_rim_pieces` of one square from its rim's peaks around its centre (``around``)."""
+    # Through the peaks first the rough circle: only its residual test differs from the strict one's,
+    # so where there is no rough circle there is no strict one either (most bare squares end here, or
+    # at the six-sector circle).
     rough = _circle_through(around, threshold, dark_lines, ROUGH_CIRCLE_RESIDUAL)
     if rough is not None:
         circle = _circle_through(around, threshold, dark_lines)
@@ -730,14 +789,20 @@ def _sector_rings(
     """Sums of ``values`` and pixel counts per sector and ring around a centre (``ex``, ``ey``, ``rr``:
     each pixel's offset and distance from it): ``EDGE_SECTORS`` sectors by rings ``step`` wide, from the
     centre out to the farthest pixel; each (sectors, rings)."""
-    rings = int(rr.max() / step) + 1
-    ring = np.minimum((rr / step).astype(np.int64), rings - 1)
-    sector = ((np.arctan2(ey, ex) + math.pi) * (EDGE_SECTORS / (2 * math.pi))).astype(np.int64)
-    cell = np.minimum(sector, EDGE_SECTORS - 1) * rings + ring
+    cell, rings = _sector_cells(ex, ey, rr, step)
     size = EDGE_SECTORS * rings
     totals = np.bincount(cell, minlength=size).reshape(EDGE_SECTORS, rings)
     sums = np.bincount(cell, weights=values, minlength=size).reshape(EDGE_SECTORS, rings)
     return sums, totals
+
+
+def _sector_cells(ex: np.ndarray, ey: np.ndarray, rr: np.ndarray, step: float) -> tuple[np.ndarray, int]:
+    """Each pixel's cell of :func:`_sector_rings` (its sector times the rings, plus its ring), and the
+    number of rings."""
+    rings = int(rr.max() / step) + 1
+    ring = np.minimum((rr / step).astype(np.int64), rings - 1)
+    sector = ((np.arctan2(ey, ex) + math.pi) * (EDGE_SECTORS / (2 * math.pi))).astype(np.int64)
+    return np.minimum(sector, EDGE_SECTORS - 1) * rings + ring, rings
 
 
 def _median_of_sectors(sums: np.ndarray, totals: np.ndarray) -> np.ndarray:

@@ -30,6 +30,7 @@ from .pieces import (
     _plate_shows,
     _reaches_corners,
     _rim_piece,
+    _rim_pieces,
     _shape_problem,
     _square_masks,
     _SquareMasks,
@@ -378,12 +379,12 @@ def _read_squares(
             if _middle_grey(smooth[k], piece, geo) > FAINT_BODY_K * float(t_smooth[k]):
                 faint[k] = piece
     # The last look: a rim alone, a circle darker than the middle all round at the plate's texture.
-    for k in np.flatnonzero(left).tolist():
-        if k not in faint:
-            threshold = RIM_THRESHOLD_SHARE * float(t_looks[1][k])
-            piece = _rim_piece(dev[k, :, 0], geo, threshold, bool(line_level[k] < plate_grey[k]))
-            if piece is not None:
-                faint[k] = piece
+    rim_rows = np.array([k for k in np.flatnonzero(left).tolist() if k not in faint], dtype=np.int64)
+    if rim_rows.size:
+        rim_thresholds = RIM_THRESHOLD_SHARE * t_looks[1][rim_rows]
+        rim_dark = line_level[rim_rows] < plate_grey[rim_rows]
+        rims = _rim_pieces(dev[rim_rows, :, 0], geo, rim_thresholds, rim_dark)
+        faint.update({int(k): piece for k, piece in zip(rim_rows, rims, strict=True) if piece is not None})
     most = np.ones(9)  # the highest confidence each square's reading may have
     if faint:
         differs = differs.copy()
