@@ -707,12 +707,17 @@ def _rim_pieces(
     sums = np.bincount(cells, weights=values, minlength=live.size * size).reshape(live.size, *totals.shape)
     off = np.where(inside, sums[:, :, first:] / np.maximum(totals[:, first:], 1), 0.0)
     peak = np.argmax(off * -1.0, axis=2)
-    strength = np.take_along_axis(off, peak[:, :, None], axis=2)[:, :, 0] * -1.0
+    rows = np.arange(live.size)[:, None]
+    strength = off[rows, np.arange(EDGE_SECTORS)[None, :], peak] * -1.0
     radius = (peak + first + 0.5) * EDGE_STEP
     at_lines = peak >= inside.sum(axis=1) - 1
-    # Every circle below needs all sectors but the RIM_SECTORS_DROPPED weakest that far off the face.
-    enough = np.sort(strength, axis=1)[:, RIM_SECTORS_DROPPED] >= floor[live]
-    for row in np.flatnonzero(enough).tolist():
+    # The circles of :func:`_rim_from` need every sector that far off the face (and, with dark lines,
+    # none at the lines), or all but the RIM_SECTORS_DROPPED weakest, none of those at the lines.
+    floor_live = floor[live]
+    strongest = np.sort(np.argsort(-strength, axis=1)[:, : EDGE_SECTORS - RIM_SECTORS_DROPPED], axis=1)
+    all_round = (strength.min(axis=1) >= floor_live) & ~(dark_lines[live] & at_lines.any(axis=1))
+    partial = (strength[rows, strongest].min(axis=1) >= floor_live) & ~at_lines[rows, strongest].any(axis=1)
+    for row in np.flatnonzero(all_round | partial).tolist():
         k = int(live[row])
         around = _OutlinePeaks(np.zeros(2), strength[row], radius[row], at_lines[row])
         out[k] = _rim_from(grey_dev[k], geo, around, float(body[k]), float(threshold[k]), bool(dark_lines[k]))
