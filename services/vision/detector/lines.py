@@ -16,7 +16,7 @@ import numpy as np
 from .geometry import CANON_MARGIN, GRID_SQUARES, _apply_h, _read_only
 from .image import _Image
 from .model import MAX_HALF_WIDTH, MIN_HALF_WIDTH, DetectorParams, Polarity
-from .stats import FLOAT_EPS, least_squares, median, median_along
+from .stats import FLOAT_EPS, least_squares, median, median_along, percentile_along
 
 #: segments per square side whose cross-line profile places a line (two: the crossings are skipped).
 SEGMENTS_PER_SIDE: Final = 2
@@ -393,7 +393,7 @@ def _gap_strength(
         ridge = peak - np.maximum(lines[:, :, reach - near], lines[:, :, reach + near])
         n = ridge.shape[0] // block
         blocks = ridge[: n * block].reshape(n, block, span + 1).mean(axis=1)
-        out[d] = np.percentile(blocks, GAP_QUANTILE, axis=0)
+        out[d] = percentile_along(blocks, GAP_QUANTILE)
     return out
 
 

@@ -85,6 +85,27 @@ def percentile(values: np.ndarray, q: float) -> float:
     return float(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
 
 
+def percentile_along(values: np.ndarray, q: float) -> np.ndarray:
+    """``np.percentile(values, q, axis=0)`` (linear interpolation) for a float array ``values`` (N, ...),
+    N > 0: per column, the same order statistics and numpy's own interpolation as :func:`percentile`,
+    NaN where any is NaN."""
+    n = values.shape[0]
+    virtual = (n - 1) * (q / 100.0)
+    below = min(max(math.floor(virtual), 0), n - 1)
+    above = min(below + 1, n - 1)
+    p = np.sort(values, axis=0)
+    a, b = p[below], p[above]
+    if virtual >= n - 1:
+        out = p[n - 1]
+    else:
+        gamma = virtual - math.floor(virtual)
+        diff = b - a
+        # numpy's lerp: from the nearer end, so that the ends are exact.
+        out = b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+    nan = np.isnan(p[n - 1])
+    return np.where(nan, np.nan, out) if nan.any() else out
+
+
 def least_squares(a: np.ndarray, b: np.ndarray, rcond: float | None = None) -> np.ndarray:
     """``np.linalg.lstsq(a, b, rcond)[0]`` for float arrays ``a`` (M, N) and ``b`` (M,) or (M, K), or
     stacks of them (leading axes broadcast, one solve each): the same LAPACK kernel on the same values
