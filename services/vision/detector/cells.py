@@ -130,6 +130,22 @@ class _Lattice:
 _Nearest = dict[tuple[int, int], tuple[float, int, int]]
 
 
+#: the 3x3 windows of lattice positions that hold the anchor (0, 0), by their first column and row, in the
+#: order they are tried (the first of equally good ones wins).
+_WINDOWS: Final = [(c0, r0) for c0 in range(-2, 1) for r0 in range(-2, 1)]
+#: for each position within two steps of the anchor, the windows holding it and its square in each
+#: (column plus three times row, within the window).
+_WINDOWS_HOLDING: Final = {
+    (col, row): [
+        (w, col - c0 + 3 * (row - r0))
+        for w, (c0, r0) in enumerate(_WINDOWS)
+        if c0 <= col <= c0 + 2 and r0 <= row <= r0 + 2
+    ]
+    for col in range(-2, 3)
+    for row in range(-2, 3)
+}
+
+
 def _nearest_at(cols: list[int], rows: list[int], res: list[float], members: list[int]) -> _Nearest:
     """For every lattice position within two steps of the anchor (every 3x3 window holding the anchor
     lies there), the cell nearest to it, as :func:`_find_lattice` chooses one per square of a window: a
@@ -194,23 +210,22 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
             np.hypot(u - mu, v - mv)[on].tolist(),
             idx[on].tolist(),
         )
-        # The best 3x3 window containing the anchor (0, 0).
-        for c0 in range(-2, 1):
-            for r0 in range(-2, 1):
-                inside = [
-                    (col - c0 + 3 * (row - r0), at)
-                    for (col, row), at in nearest.items()
-                    if c0 <= col <= c0 + 2 and r0 <= row <= r0 + 2
-                ]
-                if sum(at[2] for _, at in inside) < 2:
-                    continue  # fewer than two cells in the window
-                count = len(inside)
-                # Summed in the order the squares' cells first appear (the same float sum every time).
-                mean_res = sum(at[0] for _, at in inside) / count
-                score = count - mean_res
-                if best is None or score > best[0]:
-                    inside.sort(key=lambda entry: entry[0])
-                    best = (score, [k for k, _ in inside], [at[1] for _, at in inside], pitch, float(ai))
+        # The best 3x3 window containing the anchor (0, 0): each window's squares (their cells, how many
+        # there, and their residuals) gathered in the order the squares' cells first appear, so that each
+        # window's residuals are summed in that order (the same float sum every time).
+        squares: list[list[tuple[int, tuple[float, int, int]]]] = [[] for _ in _WINDOWS]
+        for position, at in nearest.items():
+            for window, key in _WINDOWS_HOLDING[position]:
+                squares[window].append((key, at))
+        for inside in squares:
+            if sum(at[2] for _, at in inside) < 2:
+                continue  # fewer than two cells in the window
+            count = len(inside)
+            mean_res = sum(at[0] for _, at in inside) / count
+            score = count - mean_res
+            if best is None or score > best[0]:
+                inside.sort(key=lambda entry: entry[0])
+                best = (score, [k for k, _ in inside], [at[1] for _, at in inside], pitch, float(ai))
     if best is None:
         return None
     score, keys, members, pitch, angle = best
