@@ -40,10 +40,11 @@ class _Cells:
     solid: np.ndarray  # (N,) region area / hull area
 
 
-def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams) -> _Cells:
-    """Regions enclosed by ``mask_lines`` that look like square cells."""
+def _cell_candidates(mask_lines: np.ndarray, params: DetectorParams, short: int | None = None) -> _Cells:
+    """Regions enclosed by ``mask_lines`` that look like square cells (sized against ``short``, the
+    short side of the image the mask is cut from, by default the mask's own)."""
     h, w = mask_lines.shape
-    short = min(h, w)
+    short = min(h, w) if short is None else short
     min_area = (params.min_cell_frac * short) ** 2
     max_area = (params.max_cell_frac * short) ** 2
     free = cv2.bitwise_not(mask_lines)
@@ -275,10 +276,17 @@ def _locate(
     spread: float,
     params: DetectorParams,
     prior: BoardPose | None,
+    within: tuple[int, int, int, int] | None = None,
 ) -> tuple[_Lattice, Polarity] | None:
-    """The best lattice of cells in ``img`` (an image reduced by ``scale``), in full-image pixels."""
+    """The best lattice of cells in ``img`` (an image reduced by ``scale``), in full-image pixels; only
+    ``within`` it when given (x0, y0, x1, y1 in ``img``'s pixels, a window's half beyond the cells
+    sought: the same cells there as in the whole image, at a fraction of the cost)."""
     short = min(img.shape)
     win = _odd(params.window_frac * short)
+    origin = np.zeros(2)
+    if within is not None:
+        x0, y0, x1, y1 = within
+        img, origin = img[y0:y1, x0:x1], np.array([x0, y0], dtype=np.float64)
     mean = cv2.blur(img, (win, win))
     c = max(params.line_noise_k * sigma, params.line_min_frac * spread)
     kernel = np.ones((2 * DILATION_PX + 1, 2 * DILATION_PX + 1), np.uint8)
@@ -290,10 +298,10 @@ def _locate(
     ):
         _, lines = cv2.threshold(diff, c, 255, cv2.THRESH_BINARY)
         lines = cv2.dilate(lines, kernel)
-        lat = _find_lattice(_cell_candidates(lines, params), params)
+        lat = _find_lattice(_cell_candidates(lines, params, short), params)
         if lat is None or len(lat.centers) < params.min_cells:
             continue
-        lat.centers = lat.centers / scale
+        lat.centers = (lat.centers + origin) / scale
         lat.pitch /= scale
         lat.side /= scale
         lat.scale = scale

@@ -15,7 +15,7 @@ import numpy as np
 from messages import BoardPose
 
 from .across import _lying_across
-from .cells import _fit_homography, _locate
+from .cells import _fit_homography, _Lattice, _locate
 from .comb import _comb_search
 from .geometry import (
     GRID_SQUARES,
@@ -23,6 +23,7 @@ from .geometry import (
     _apply_h,
     _canonical,
     _normalise_turn,
+    _odd,
     _quarter_turn,
     homography_of,
     pitch_of,
@@ -46,6 +47,10 @@ from .supply import _supply
 
 #: the grid is searched again at full resolution when fewer cells than this were found at half.
 FULL_RES_BELOW_CELLS: Final = 7
+#: ...around the cells found at half resolution, this many squares beyond their 3x3 window, unless that is
+#: more than this share of the image.
+AROUND_CELLS_SQUARES: Final = 1.1
+AROUND_CELLS_MOST: Final = 0.9
 #: the checking of the comb's likeliest grids (comb.COMB_CANDIDATES of each kind of evidence) stops at
 #: a grid whose lines are seen this well.
 COMB_SURE_SEEN: Final = 0.95
@@ -174,8 +179,10 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
     """The full search of a prepared image (see :func:`detect`)."""
     found = _locate(im.small, im.scale, im.sigma, im.spread, p, prior)
     if im.scale != 1.0 and (found is None or len(found[0].centers) < FULL_RES_BELOW_CELLS):
-        # Thin lines or small cells can vanish at half resolution: look again at full size.
-        full = _locate(im.gray, 1.0, im.sigma, im.spread, p, prior)
+        # Thin lines or small cells can vanish at half resolution: look again at full size (around the
+        # cells found, when some were).
+        within = None if found is None else _around_cells(found[0], im.gray.shape, p)
+        full = _locate(im.gray, 1.0, im.sigma, im.spread, p, prior, within)
         if full is not None and (found is None or full[0].score > found[0].score):
             found = full
     candidates: list[tuple[np.ndarray, float, int]] = []  # (homography, pitch, cells)
@@ -224,6 +231,29 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         processing_ms=_ms_since(t0),
         extra={**det.extra, "half_width": half_width, "tracked": 0.0},
     )
+
+
+def _around_cells(
+    lat: _Lattice, shape: tuple[int, ...], p: DetectorParams
+) -> tuple[int, int, int, int] | None:
+    """Where the full-size search looks for the grid of a lattice found at half resolution (``lat``): the
+    box (x0, y0, x1, y1, image pixels) around its 3x3 window and ``AROUND_CELLS_SQUARES`` squares
+    more on every side (the window may be a square off, or reach a square off the board), widened by half
+    the local mean's window (:func:`.cells._locate`), so that its cells are found there as in the whole
+    image; None (the whole image) when that box is most of it."""
+    h = _fit_homography(lat)
+    if h is None:
+        return None
+    a, b = -AROUND_CELLS_SQUARES, GRID_SQUARES + AROUND_CELLS_SQUARES
+    corners = _apply_h(np.linalg.inv(h), np.array([[a, a], [b, a], [b, b], [a, b]], dtype=np.float64))
+    pad = _odd(p.window_frac * min(shape[:2])) // 2 + 2
+    rows, cols = shape[:2]
+    x0, y0 = np.floor(corners.min(axis=0)).astype(int) - pad
+    x1, y1 = np.ceil(corners.max(axis=0)).astype(int) + pad + 1
+    x0, y0, x1, y1 = max(0, int(x0)), max(0, int(y0)), min(cols, int(x1)), min(rows, int(y1))
+    if x1 - x0 <= 0 or y1 - y0 <= 0 or (x1 - x0) * (y1 - y0) > AROUND_CELLS_MOST * rows * cols:
+        return None
+    return x0, y0, x1, y1
 
 
 def track(
