@@ -156,3 +156,20 @@ def test_the_contest_frame_with_a_white_piece_lighting_its_corners_is_read() -> 
     det = D.detect(sample.image)
     assert not det.occluded
     assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
+
+
+def test_a_piece_well_short_of_its_kind_is_not_certain() -> None:
+    """Light lines (the plate at 0): white pieces at 1.05, and a glossy black piece whose highlight
+    reads it white at 0.74, 0.70 of their way: still read white (it may be one), but never certain."""
+    tones = {0: ("white", 1.05), 2: ("white", 1.04), 6: ("white", 1.05), 8: ("white", 1.05)}
+    board = _board({**tones, 7: ("white", 0.74), 5: ("black", -0.04)}, 0.0)
+    out = squares._odd_tones_by_the_board(board, dark_lines=False)
+    assert out[7][0] == "white" and out[7][4] == ""
+    assert out[7][1] == squares.RESCALED_CONFIDENCE
+    assert [r[1] for k, r in enumerate(out) if k != 7] == [1.0] * 8
+
+
+def test_a_piece_near_its_kind_keeps_its_certainty() -> None:
+    board = _board({0: ("white", 1.05), 2: ("white", 1.04), 6: ("white", 1.05), 7: ("white", 0.85)}, 0.0)
+    out = squares._odd_tones_by_the_board(board, dark_lines=False)
+    assert [r[1] for r in out] == [1.0] * 9
