@@ -782,7 +782,9 @@ def _odd_tones_by_the_board(
     board's scale (:func:`_on_the_board_scale`): a large white piece's blur lights its own square's
     corners (by ``ODD_LIT_CORNERS`` of the grid's contrast or more beyond what the other squares'
     levels predict), whose level then puts it near the plate on its square's scale; a coin lights
-    none."""
+    none.
+    A piece not odd, but short of ``SHORT_OF_KIND_SHARE`` of its kind's way from the plate, is read at
+    most ``RESCALED_CONFIDENCE`` sure (a glossy black piece's highlight read white among white pieces)."""
     plate = 1.0 if dark_lines else 0.0
     board_tones: list[tuple[float, float]] | None = None  # (computed only for a piece odd by the share)
     out = list(readings)
