@@ -610,15 +610,23 @@ def _saturated_plate(
     line_level: np.ndarray, plate_grey: np.ndarray, opponent: np.ndarray, dark_lines: bool
 ) -> tuple[np.ndarray, np.ndarray]:
     """Which squares' plates (grey (N,) and opponent colour (N, 2: B-G, R-G), as OpenCV weighs grey:
-    0.114 B + 0.587 G + 0.299 R) are saturated, their channels spread over more than ``PLATE_SATURATED``
-    of the brightest, with lines darker than them (``line_level`` (N,), or ``dark_lines``: the grid's
-    polarity says so, as it does where a deep blue plate is as dark in grey as its black lines): there a
-    piece's tone is taken in the brightest channel. Returns that mask and each plate's brightest
-    channel."""
+    0.114 B + 0.587 G + 0.299 R) are saturated, the median square's channels spread over more than
+    ``PLATE_SATURATED`` of its brightest, with lines darker than them (``line_level`` (N,), or
+    ``dark_lines``: the grid's polarity says so, as it does where a deep blue plate is as dark in grey as
+    its black lines): there a piece's tone is taken in the brightest channel. Returns that mask and each
+    plate's brightest channel.
+
+    (Each square's own spread decided it before: on a blue contest board, white pieces whose blur paled
+    their squares' corners were read on the grey scale, the others on the brightest channel's, 3.7
+    against 1.5, and those were flagged odd: 10 more squares right on the tuning sets, 10 fewer
+    unknown.)"""
     g = _green_of(plate_grey, opponent)
     light = np.maximum(g, g + np.max(opponent, axis=1))
     dark = np.minimum(g, g + np.min(opponent, axis=1))
-    return ((line_level < plate_grey) | dark_lines) & (light - dark > PLATE_SATURATED * light), light
+    # One board, one plate: saturated or not by its median square (the blur of large white pieces pales
+    # some squares' corners, and a board read on two scales makes alike pieces look odd).
+    saturated = median((light - dark) / np.maximum(light, 1e-3)) > PLATE_SATURATED
+    return ((line_level < plate_grey) | dark_lines) & saturated, light
 
 
 def _scale_of_the_pieces(
@@ -871,7 +879,8 @@ def _combine(
     no clear piece (empty, or something it cannot call a piece) while the ring sees a clean reading of
     the other kind: a bare square darker or lighter in its middle than in its corners (the lines' blur
     meets there, or the plate is stained) is bare to the ring; a small piece of an odd shape (a cross)
-    is a piece to the ring, but not a white one on a light plate. Nor does the ring clear a body that
+    is a piece to the ring, but not a white one on a light plate, nor a square whose corners are off the
+    board's surface (a sheet lies under the ring too). Nor does the ring clear a body that
     fills the square ("too-large") where the ring's own level is off the plate's by more than
     ``RING_OFF_PLATE`` of the grid's contrast (each square's lines, ``line_level``): the ring lies on
     that body (a large white piece on a white plate), and its "empty" says only that the middle is like
@@ -882,6 +891,10 @@ def _combine(
         # (Not a body half way between black and white: a black piece a little lighter than a black
         # plate is as likely as a stain there, and the ring, which such a body covers, cannot tell.)
         bare_to_ring = a[0] == "empty" and (bool(b[4]) or b[0] == "unknown") and b[4] != "mid-tone"
+        # Nor a square whose corners are off the board's surface ("background"): something flat covers
+        # it (a sheet), and the ring lies on that too. (The bare square of a full board, whose corners
+        # took the pieces' levels, is told by the plate beyond the grid: _like_the_plate_beyond.)
+        bare_to_ring &= b[4] != "background"
         if bare_to_ring and b[4] == "too-large":
             bare_to_ring = abs(a[5] - b[5]) <= RING_OFF_PLATE * abs(lines - b[5])
         piece_to_ring = a[0] in ("black", "white") and b[0] == "empty" and not b[4]
