@@ -198,24 +198,9 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         full = _comb_search(replace(im, small=im.gray, scale=1.0), p)
         best = _best_candidate(im, [(h, pitch, 0) for h, pitch in full], p)
     if best is None and prior is None and im.bgr is not None:
-        # Lines that differ from the plate more in colour than in luminance (dark blue lines on a blue
-        # plate: blue weighs a tenth in grey) stand out in each pixel's brightest channel. The grid is
-        # searched for there; the squares are still read in grey and colour.
-        brightest = _search(_brightest(im, keep_colour=False), p, None, t0)
-        if brightest.found and brightest.pose is not None:
-            det = read_at_pose(im, brightest.pose, brightest.polarity, brightest.extra["half_width"], p)
-            return replace(
-                det,
-                pose_source="detected",
-                cells=brightest.cells,
-                processing_ms=_ms_since(t0),
-                extra={
-                    **det.extra,
-                    "half_width": brightest.extra["half_width"],
-                    "tracked": 0.0,
-                    "brightest": 1.0,
-                },
-            )
+        found_there = _in_the_brightest(im, p, t0)
+        if found_there is not None:
+            return found_there
     if best is None:
         if prior is None:
             return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
@@ -224,12 +209,36 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
     _seen, h, polarity, half_width, cells, _pitch = best
     h, pose = _normalise_turn(h)
     det = read_at_pose(im, pose, polarity, half_width, p, h=h)
+    if det.occlusion >= 1.0 and prior is None and im.bgr is not None:
+        # Not a line of the grid found shows when its squares are read: it was something else straight
+        # and periodic (a lined sheet beside the board), while the board's own lines differ from its
+        # plate in colour more than in grey (thin dark lines on a red plate).
+        found_there = _in_the_brightest(im, p, t0)
+        if found_there is not None and found_there.occlusion < 1.0:
+            return found_there
     return replace(
         det,
         pose_source="detected",
         cells=cells,
         processing_ms=_ms_since(t0),
         extra={**det.extra, "half_width": half_width, "tracked": 0.0},
+    )
+
+
+def _in_the_brightest(im: _Image, p: DetectorParams, t0: float) -> Detection | None:
+    """The grid searched for in each pixel's brightest channel and its squares read (still in grey and
+    colour), or None when none is found there. Lines that differ from the plate more in colour than in
+    luminance (dark blue lines on a blue plate: blue weighs a tenth in grey) stand out there."""
+    brightest = _search(_brightest(im, keep_colour=False), p, None, t0)
+    if not brightest.found or brightest.pose is None:
+        return None
+    det = read_at_pose(im, brightest.pose, brightest.polarity, brightest.extra["half_width"], p)
+    return replace(
+        det,
+        pose_source="detected",
+        cells=brightest.cells,
+        processing_ms=_ms_since(t0),
+        extra={**det.extra, "half_width": brightest.extra["half_width"], "tracked": 0.0, "brightest": 1.0},
     )
 
 
