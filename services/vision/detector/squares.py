@@ -104,12 +104,6 @@ WHITE_PLATE_SHARE: Final = 0.75
 #: it (when they stand ODD_TONE_GROUP or more from it) is something else (see _odd_tones_by_the_board).
 ODD_TONE_SHARE: Final = 0.3
 ODD_TONE_GROUP: Final = 0.5
-#: ...and a piece of a kind that stands less than this share of the way the other pieces of its colour
-#: stand from the plate's tone (a glossy black piece's highlight read white among white pieces) is
-#: read at most RESCALED_CONFIDENCE sure: pieces of one kind are alike. (On the tuning sets: the
-#: three squares read the wrong kind at 0.9 or more that this catches; 162 of 15,543 right pieces
-#: drop below 0.9 at 0.75, 323 at 0.85.)
-SHORT_OF_KIND_SHARE: Final = 0.75
 #: ...unless its square's corners are lit (a white piece) or shaded (a black one) this share of the
 #: grid's contrast beyond the level the other squares predict, by the piece's own blur, and it is not
 #: so on the board's plate (see _odd_tones_by_the_board).
@@ -118,6 +112,12 @@ ODD_LIT_CORNERS: Final = 0.05
 #: this far from it, is odd whatever their number. (0.15 let a coin at 0.851 beside whites at 1.26 pass;
 #: at 0.1, occluded frames read clear 20 -> 19 of 240 on the eight tuning runs, squares right unchanged.)
 ODD_SIDE_MIN: Final = 0.1
+#: A piece not odd that stands less than this share of the way the other pieces of its colour
+#: stand from the plate's tone (a glossy black piece's highlight read white among white pieces) is
+#: read at most RESCALED_CONFIDENCE sure: pieces of one kind are alike. (On the tuning sets: the
+#: three squares read the wrong kind at 0.9 or more that this catches; 162 of 15,543 right pieces
+#: drop below 0.9 at 0.75, 323 at 0.85.)
+SHORT_OF_KIND_SHARE: Final = 0.75
 #: a piece seen only at the plate's texture (see pieces._faint_piece): its reading is never certain,
 #: this confident at most.
 FAINT_MAX_CONFIDENCE: Final = 0.85
