@@ -14,7 +14,7 @@ import numpy as np
 from messages import BoardPose
 
 from .geometry import GRID_SQUARES, _angle_diff90, _apply_h, _odd, _wrap90, homography_of
-from .model import MAX_HALF_WIDTH, MIN_HALF_WIDTH, DetectorParams, Polarity
+from .model import DetectorParams, Polarity
 from .stats import median
 
 #: a lattice of all nine cells whose mean residual is below 0.1 pitch is taken at once.
@@ -317,9 +317,3 @@ def _locate(
         if len(lat.centers) == GRID_SQUARES**2 and score > FULL_GRID_SCORE:
             break  # nine tight cells: the other polarity cannot do better than that
     return best
-
-
-def _half_width(lat: _Lattice) -> float:
-    """Half the line width in pitches, from the cells' size (corrected for the mask's dilation)."""
-    side = lat.side + 2.0 * DILATION_PX / lat.scale
-    return float(min(MAX_HALF_WIDTH, max(MIN_HALF_WIDTH, (1.0 - side / lat.pitch) / 2.0)))
