@@ -277,10 +277,12 @@ def _locate(
     params: DetectorParams,
     prior: BoardPose | None,
     within: tuple[int, int, int, int] | None = None,
+    dilation: int = DILATION_PX,
 ) -> tuple[_Lattice, Polarity] | None:
     """The best lattice of cells in ``img`` (an image reduced by ``scale``), in full-image pixels; only
     ``within`` it when given (x0, y0, x1, y1 in ``img``'s pixels, a window's half beyond the cells
-    sought: the same cells there as in the whole image, at a fraction of the cost)."""
+    sought: the same cells there as in the whole image, at a fraction of the cost). The line masks are
+    dilated by ``dilation`` pixels."""
     short = min(img.shape)
     win = _odd(params.window_frac * short)
     origin = np.zeros(2)
@@ -289,7 +291,7 @@ def _locate(
         img, origin = img[y0:y1, x0:x1], np.array([x0, y0], dtype=np.float64)
     mean = cv2.blur(img, (win, win))
     c = max(params.line_noise_k * sigma, params.line_min_frac * spread)
-    kernel = np.ones((2 * DILATION_PX + 1, 2 * DILATION_PX + 1), np.uint8)
+    kernel = np.ones((2 * dilation + 1, 2 * dilation + 1), np.uint8)
     best: tuple[_Lattice, Polarity] | None = None
     best_score = -math.inf
     for polarity, diff in (
