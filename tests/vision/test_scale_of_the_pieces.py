@@ -107,3 +107,14 @@ def test_tuning_frames_with_a_short_scale_are_read(make: object, index: int) -> 
     else:
         det_board = det.board
     assert det_board == truth
+
+
+def test_one_white_piece_far_above_a_deep_blue_plate_shows_the_black_group() -> None:
+    """contest_table seed 3 frame 10 (a tuning set): a deep blue plate whose grey is below its black
+    foam pieces' lightness; one white piece stands 3.9 on the grid's scale, three black pieces group at
+    0.7 and read white. One piece beyond the scale is as telling as two beside a group of several."""
+    sample, _info = render(3, 10)
+    det = D.detect(sample.image)
+    truth = truth_as_read(det, sample.board, sample.angle_deg)
+    assert det.board == truth
+    assert truth.count("X") == 3

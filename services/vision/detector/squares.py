@@ -84,10 +84,11 @@ BEYOND_PLATE_TONE: Final = 1.0
 TONE_GROUP_SPREAD: Final = 0.2
 TONE_GROUP_GAP: Final = 0.8
 BOARD_TONE_CONFIDENCE: Final = 0.8
-#: two or more clean pieces this far beyond an end of the grid's scale (in the grid's contrasts: the
-#: lines are faint beside them, or the plate's grey is dark) show that the scale is too short for them;
-#: the other pieces, one group this tight within the scale's two ends and this far from them, are then of
-#: the other colour, this confident at most (see _scale_of_the_pieces).
+#: two or more clean pieces (or one, beside a group of two or more) this far beyond an end of the grid's
+#: scale (in the grid's contrasts: the lines are faint beside them, or the plate's grey is dark) show
+#: that the scale is too short for them; the other pieces, one group this tight within the scale's two
+#: ends and this far from them, are then of the other colour, this confident at most (see
+#: _scale_of_the_pieces).
 BEYOND_SCALE: Final = 1.5
 BEYOND_GAP: Final = 1.0
 RESCALED_CONFIDENCE: Final = 0.8
@@ -661,24 +662,27 @@ def _saturated_plate(
 def _scale_of_the_pieces(
     readings: list[tuple[str, float, float, float, str, float]], f0: float
 ) -> list[tuple[str, float, float, float, str, float]]:
-    """``readings`` (as :func:`_read_squares` gives them) with the pieces re-read where the grid's scale
-    is too short for them: two or more clean pieces ``BEYOND_SCALE`` or more beyond one end of it, and
-    all the others (clean or mid-tone, at least one) one group within ``TONE_GROUP_SPREAD``, between the
-    scale's two ends (the lines' and the plate's tone), and ``BEYOND_GAP`` or more from them. That group
-    is of the other colour (those of it that read otherwise, or mid-tone, change). Black pieces three
-    scales below faint engraved lines show that a white piece a little darker than a white plate, which
-    sits below the scale's middle, is white; white pieces four scales above a blue plate whose grey is
-    dark show that a black piece a little darker than the plate is black. The group's confidence is at
-    most ``RESCALED_CONFIDENCE`` (and its presence's, ``f0`` being the evidence a piece needs). Pieces
-    of one colour whose tones merely spread (a spotlight on some white pieces) leave a group beyond the
-    plate's end, or one that is not tight, and nothing changes; nor where pieces lie beyond both ends."""
+    """``readings`` (as :func:`_read_squares` gives them) with the pieces re-read where the grid's scale is
+    too short for them: two or more clean pieces ``BEYOND_SCALE`` or more beyond one end of it (or one,
+    when two or more make the group below), and all the others (clean or mid-tone, at least one) one group
+    within ``TONE_GROUP_SPREAD``, between the scale's two ends (the lines' and the plate's tone), and
+    ``BEYOND_GAP`` or more from them. That group is of the other colour (those of it that read otherwise,
+    or mid-tone, change). Black pieces three scales below faint engraved lines show that a white piece a
+    little darker than a white plate, which sits below the scale's middle, is white; white pieces four
+    scales above a blue plate whose grey is dark show that a black piece a little darker than the plate is
+    black. The group's confidence is at most ``RESCALED_CONFIDENCE`` (and its presence's, ``f0`` being the
+    evidence a piece needs). Pieces of one colour whose tones merely spread (a spotlight on some white
+    pieces) leave a group beyond the plate's end, or one that is not tight, and nothing changes; nor where
+    pieces lie beyond both ends."""
     tones = {
         k: r[3] for k, r in enumerate(readings) if r[0] in ("black", "white") and r[4] in ("", "mid-tone")
     }
     below = [t for k, t in tones.items() if t <= -BEYOND_SCALE and not readings[k][4]]
     above = [t for k, t in tones.items() if t >= 1.0 + BEYOND_SCALE and not readings[k][4]]
     group = {k: t for k, t in tones.items() if -BEYOND_SCALE < t < 1.0 + BEYOND_SCALE}
-    if bool(below) == bool(above) or len(below) + len(above) < 2 or not group:
+    # (One piece beyond the scale is as telling as two when several others group inside it: a deep blue
+    # plate's grey, darker than its black foam pieces' lightness, puts them all at one tone.)
+    if bool(below) == bool(above) or len(below) + len(above) + (len(group) >= 2) < 2 or not group:
         return readings
     inner = list(group.values())
     if min(inner) <= 0.0 or max(inner) >= 1.0 or max(inner) - min(inner) > TONE_GROUP_SPREAD:
