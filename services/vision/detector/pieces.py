@@ -242,21 +242,19 @@ class _SquareMasks:
     corner_lo: np.ndarray
     corner_hi: np.ndarray
     #: around the square's centre, as :func:`_sector_rings` cuts it at ``EDGE_STEP``: each pixel's
-    #: sector-and-ring cell (P,), the pixels in each (EDGE_SECTORS, rings), and their distance (P,).
+    #: sector-and-ring cell (P,), and the pixels in each (EDGE_SECTORS, rings).
     centred_cell: np.ndarray
     centred_totals: np.ndarray
-    centred_rr: np.ndarray
 
 
-def _centred_sectors(dx: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _centred_sectors(dx: np.ndarray, dy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The square's pixels (offsets ``dx``, ``dy``) cut into sectors and rings around its centre, as
-    :func:`_outline_peaks` cuts them around a centre at (0, 0): each pixel's cell, the count of pixels
-    in each (sectors, rings), and each pixel's distance (the rim look of every square starts there)."""
+    :func:`_outline_peaks` cuts them around a centre at (0, 0): each pixel's cell, and the count of
+    pixels in each (sectors, rings) (the rim look of every square starts there)."""
     ex, ey = dx - np.float64(0.0), dy - np.float64(0.0)  # (as around a centre given in float64)
-    rr = np.hypot(ex, ey)
-    cell, rings = _sector_cells(ex, ey, rr, EDGE_STEP)
+    cell, rings = _sector_cells(ex, ey, np.hypot(ex, ey), EDGE_STEP)
     totals = np.bincount(cell, minlength=EDGE_SECTORS * rings).reshape(EDGE_SECTORS, rings)
-    return cell, totals, rr
+    return cell, totals
 
 
 def _plate_design(p: np.ndarray) -> np.ndarray:
@@ -588,17 +586,38 @@ def _outline_peaks(
     ex, ey = geo.dx - centre[0], geo.dy - centre[1]
     rr = np.hypot(ex, ey)
     sums, totals = _sector_rings(grey_dev - body, ex, ey, rr, EDGE_STEP)
+    rings = _outline_rings(sums, totals)
+    if rings is None:
+        return None
+    off, inside = rings
+    if sense is None:
+        sense = 1.0 if off.max() >= -off.min() else -1.0
+    strength, radius, at_lines = _outline_peaks_of(off, inside, sense)
+    return _OutlinePeaks(centre, strength, radius, at_lines)
+
+
+def _outline_rings(sums: np.ndarray, totals: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each ring's mean off the face from ``PIECE_MIN_RADIUS`` out (``sums`` (..., sectors, rings) and
+    ``totals`` (sectors, rings) as :func:`_sector_rings` gives them; 0 beyond a sector's last ring), and
+    which rings lie inside the square; None when a sector has no ring there."""
     first = round(PIECE_MIN_RADIUS / EDGE_STEP)
     inside = np.cumprod(totals[:, first:] > 0, axis=1).astype(bool)
     if not inside.any(axis=1).all():
         return None
-    off = np.where(inside, sums[:, first:] / np.maximum(totals[:, first:], 1), 0.0)
-    if sense is None:
-        sense = 1.0 if off.max() >= -off.min() else -1.0
-    peak = np.argmax(off * sense, axis=1)
-    strength = off[np.arange(EDGE_SECTORS), peak] * sense
+    return np.where(inside, sums[..., first:] / np.maximum(totals[:, first:], 1), 0.0), inside
+
+
+def _outline_peaks_of(
+    off: np.ndarray, inside: np.ndarray, sense: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """From :func:`_outline_rings`'s ``off`` (..., sectors, rings) and ``inside``: in each sector the
+    ring farthest off the face the way ``sense`` says, how far (..., sectors), its radius, and whether it
+    is the sector's last ring (at the square's lines)."""
+    first = round(PIECE_MIN_RADIUS / EDGE_STEP)
+    peak = np.argmax(off * sense, axis=-1)
+    strength = np.take_along_axis(off, peak[..., None], axis=-1)[..., 0] * sense
     radius = (peak + first + 0.5) * EDGE_STEP
-    return _OutlinePeaks(centre, strength, radius, peak >= inside.sum(axis=1) - 1)
+    return strength, radius, peak >= inside.sum(axis=1) - 1
 
 
 def _circle_through(
@@ -695,22 +714,18 @@ def _rim_pieces(
     # Each of the circle's sectors has a ring whose mean is that far below the middle, so at least one
     # pixel each that far below it: most bare squares have fewer, and need no fit.
     live = np.flatnonzero(np.count_nonzero(grey_dev <= (body - floor)[:, None], axis=1) >= EDGE_SECTORS)
-    totals = geo.centred_totals
-    first = round(PIECE_MIN_RADIUS / EDGE_STEP)
-    inside = np.cumprod(totals[:, first:] > 0, axis=1).astype(bool)
-    if live.size == 0 or not inside.any(axis=1).all():
+    if live.size == 0:
         return out
     # The rim's peaks around each square's centre (:func:`_outline_peaks`, darker), for all at once.
-    size = totals.size
-    cells = (geo.centred_cell[None, :] + (np.arange(live.size) * size)[:, None]).ravel()
+    totals = geo.centred_totals
+    cells = (geo.centred_cell[None, :] + (np.arange(live.size) * totals.size)[:, None]).ravel()
     values = (grey_dev[live] - body[live, None]).ravel()
-    sums = np.bincount(cells, weights=values, minlength=live.size * size).reshape(live.size, *totals.shape)
-    off = np.where(inside, sums[:, :, first:] / np.maximum(totals[:, first:], 1), 0.0)
-    peak = np.argmax(off * -1.0, axis=2)
+    sums = np.bincount(cells, weights=values, minlength=live.size * totals.size)
+    rings = _outline_rings(sums.reshape(live.size, *totals.shape), totals)
+    if rings is None:
+        return out
+    strength, radius, at_lines = _outline_peaks_of(*rings, -1.0)
     rows = np.arange(live.size)[:, None]
-    strength = off[rows, np.arange(EDGE_SECTORS)[None, :], peak] * -1.0
-    radius = (peak + first + 0.5) * EDGE_STEP
-    at_lines = peak >= inside.sum(axis=1) - 1
     # The circles of :func:`_rim_from` need every sector that far off the face (and, with dark lines,
     # none at the lines), or all but the RIM_SECTORS_DROPPED weakest, none of those at the lines.
     floor_live = floor[live]
