@@ -11,7 +11,14 @@ import math
 import numpy as np
 import pytest
 
-from services.vision.detector.stats import least_squares, median, median_along, percentile, row_norms
+from services.vision.detector.stats import (
+    least_squares,
+    median,
+    median_along,
+    percentile,
+    percentile_along,
+    row_norms,
+)
 
 DTYPES = (np.float32, np.float64, np.uint8, np.int64)
 
@@ -46,6 +53,22 @@ def test_percentile_is_numpys(dtype: type) -> None:
             with np.errstate(all="ignore"):
                 expected = float(np.percentile(x, q))
             assert _same(percentile(x, q), expected), (trial, q)
+
+
+@pytest.mark.parametrize("dtype", (np.float32, np.float64))
+def test_percentile_along_the_first_axis_is_numpys(dtype: type) -> None:
+    rng = np.random.default_rng(4)
+    for trial in range(200):
+        shape = (int(rng.integers(1, 40)), int(rng.integers(1, 8)))
+        y = (rng.normal(0, 50, shape) if trial % 3 else np.round(rng.normal(0, 3, shape))).astype(dtype)
+        if trial % 20 == 0:
+            y[0, 0] = np.nan
+        for q in (0.0, 10.0, 33.3, 50.0, 75.0, 90.0, 100.0):
+            with np.errstate(all="ignore"):
+                expected = np.percentile(y, q, axis=0)
+            got = percentile_along(y, q)
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            assert np.array_equal(got, expected, equal_nan=True), (trial, q)
 
 
 @pytest.mark.parametrize("dtype", (np.float32, np.float64))

@@ -76,13 +76,9 @@ def percentile(values: np.ndarray, q: float) -> float:
     p = np.partition(v, sorted({0, n - 1, below, above}))
     if math.isnan(p[n - 1]):
         return math.nan
-    a, b = p[below], p[above]
     if virtual >= n - 1:
         return float(p[n - 1])
-    gamma = virtual - math.floor(virtual)
-    diff = b - a
-    # numpy's lerp: from the nearer end, so that the ends are exact.
-    return float(b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma)
+    return float(_lerp(p[below], p[above], virtual - math.floor(virtual)))
 
 
 def percentile_along(values: np.ndarray, q: float) -> np.ndarray:
@@ -94,16 +90,16 @@ def percentile_along(values: np.ndarray, q: float) -> np.ndarray:
     below = min(max(math.floor(virtual), 0), n - 1)
     above = min(below + 1, n - 1)
     p = np.sort(values, axis=0)
-    a, b = p[below], p[above]
-    if virtual >= n - 1:
-        out = p[n - 1]
-    else:
-        gamma = virtual - math.floor(virtual)
-        diff = b - a
-        # numpy's lerp: from the nearer end, so that the ends are exact.
-        out = b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
+    out = p[n - 1] if virtual >= n - 1 else _lerp(p[below], p[above], virtual - math.floor(virtual))
     nan = np.isnan(p[n - 1])
     return np.where(nan, np.nan, out) if nan.any() else out
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, gamma: float) -> np.ndarray:
+    """numpy's linear interpolation between order statistics ``a`` and ``b``: from the nearer end, so
+    that the ends are exact."""
+    diff = b - a
+    return b - diff * (1 - gamma) if gamma >= 0.5 else a + diff * gamma
 
 
 def least_squares(a: np.ndarray, b: np.ndarray, rcond: float | None = None) -> np.ndarray:
