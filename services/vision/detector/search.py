@@ -191,8 +191,7 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
             found = full
     candidates: list[tuple[np.ndarray, float, int]] = []  # (homography, pitch, cells)
     if found is not None:
-        lat = found[0]
-        candidates.append((_fit_homography(lat), lat.pitch, len(lat.centers)))
+        candidates.append(_from_cells(found[0]))
     if found is None or len(found[0].centers) < COMB_BELOW_CELLS:
         candidates += [(h, pitch, 0) for h, pitch in _comb_search(im, p)]
     best = _best_candidate(im, candidates, p)
@@ -210,8 +209,7 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         # than a pixel between cells: the line masks closed wider, at full size.
         wide = _locate(im.gray, 1.0, im.sigma, im.spread, p, None, dilation=WIDE_DILATION_PX)
         if wide is not None:
-            lat = wide[0]
-            best = _best_candidate(im, [(_fit_homography(lat), lat.pitch, len(lat.centers))], p)
+            best = _best_candidate(im, [_from_cells(wide[0])], p)
     if best is None:
         if prior is None:
             return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
@@ -234,6 +232,11 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         processing_ms=_ms_since(t0),
         extra={**det.extra, "half_width": half_width, "tracked": 0.0},
     )
+
+
+def _from_cells(lat: _Lattice) -> tuple[np.ndarray, float, int]:
+    """A lattice of cells as a grid candidate for :func:`_best_candidate`: (homography, pitch, cells)."""
+    return _fit_homography(lat), lat.pitch, len(lat.centers)
 
 
 def _in_the_brightest(im: _Image, p: DetectorParams, t0: float) -> Detection | None:
