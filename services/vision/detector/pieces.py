@@ -905,20 +905,25 @@ def _outline(
     return False
 
 
-def _coloured(med: np.ndarray, pixels: int, plate_opponent: np.ndarray) -> bool:
+def _coloured(med: np.ndarray, pixels: int, plate_opponent: np.ndarray, plate_grey: float) -> bool:
     """Whether a body's middle (the median of its ``pixels`` pixels' B, G, R: ``med`` (3,)) is clearly
     coloured, and not in the plate's own colour (that is the plate showing through, not an object): its
     saturation, the spread of its median's channels over its brightest channel (at least
     ``SATURATION_FLOOR``, so that the few levels of colour in a black piece's noise and JPEG do not
     count), is above ``PIECE_MAX_SATURATION`` (a white balance a tenth warm or cool leaves a white piece
-    near 0.2), and its opponent colour (B-G, R-G) is off the plate's (``plate_opponent``) by more than
-    ``OFF_PLATE_COLOUR`` of its own."""
+    near 0.2), and its opponent colour (B-G, R-G) is off the plate's (``plate_opponent``; the plate's
+    grey, ``plate_grey``) by more than ``OFF_PLATE_COLOUR`` of its own, each over its own brightness
+    (its brightest channel, at least ``SATURATION_FLOOR``): a dark copper coin on a warm white plate is
+    far more coloured than the plate, though its opponent colour in grey levels is not far off."""
     if pixels < MIN_EVIDENCE_PIXELS:
         return False
     if _saturation(med) <= PIECE_MAX_SATURATION:
         return False
-    own = np.array([med[0] - med[1], med[2] - med[1]])
-    return float(np.hypot(*(own - plate_opponent))) > OFF_PLATE_COLOUR * float(np.hypot(*own))
+    own = np.array([med[0] - med[1], med[2] - med[1]]) / max(float(med.max()), SATURATION_FLOOR)
+    green = _green_of(plate_grey, plate_opponent)
+    plate_top = max(green, green + float(plate_opponent[0]), green + float(plate_opponent[1]))
+    plate = plate_opponent / max(plate_top, SATURATION_FLOOR)
+    return float(np.hypot(*(own - plate))) > OFF_PLATE_COLOUR * float(np.hypot(*own))
 
 
 def _saturation(bgr: np.ndarray) -> float:

@@ -449,7 +449,9 @@ def _read_squares(
     if colour_px is not None and rows.size:
         medians = _masked_medians(colour_px[rows[:, None], geo.core], middles[rows])
         for row, k in enumerate(rows.tolist()):
-            looks_coloured[k] = _coloured(medians[row], int(middles[k].sum()), plate[k, 0, 1:])
+            looks_coloured[k] = _coloured(
+                medians[row], int(middles[k].sum()), plate[k, 0, 1:], float(plate_grey[k])
+            )
             off = abs(float(middle_grey[k]) - float(plate_grey[k])) / max(float(contrast[k]), 1e-3)
             shows_plate[k] = _plate_shows(medians[row], off, float(plate_grey[k]), plate_chroma_mean[k])
     # The light end of the scale, when it is a saturated plate: it is lighter than its grey says (a green
