@@ -96,6 +96,10 @@ MIDDLE_MIN_RADIUS: Final = 0.07
 #: a piece's edge is less than this far from its centre (pitches): what reaches the square's corners all
 #: around is something flat and larger (its outermost ring, 0.46-0.50, exists only towards the corners).
 PIECE_MAX_EDGE: Final = RING_FIRST + RING_STEP * (RING_COUNT - 1) - 1e-6
+#: a piece seen by the shadow on one side of it (see _rim_pieces): an arc on this many sectors of
+#: EDGE_SECTORS, each this many of the rim look's thresholds darker than the middle.
+CRESCENT_SECTORS: Final = 4
+CRESCENT_K: Final = 4.0
 #: the evidence of a piece seen by its rim alone (see _rim_piece): a circle all round is a whole piece.
 RIM_EVIDENCE: Final = 1.0
 #: a rim may be missing from this many of the ``EDGE_SECTORS`` (the lit side of a black piece on a plate
@@ -704,6 +708,8 @@ def _rim_pieces(
     nearly the plate's tone shows it when nothing of its face differs (a black piece a few levels off a
     black plate, a white one on a white plate). The glow of light lines lightens, and the blur of dark
     lines darkens along the square's sides, not on a circle; a stain is no circle round the middle.
+    Failing a rim, a crescent (:func:`_crescent_from`): the shadow on one side of a white piece on a
+    white plate under a light from one side, its lit side lost in the lines' blur.
     Each piece is (its disc's pixels, ``RIM_EVIDENCE``, centre, edge) as :func:`_faint_piece` gives one.
 
     The squares are looked at together as far as most of them go (most bare squares show no rim)."""
@@ -732,11 +738,51 @@ def _rim_pieces(
     strongest = np.sort(np.argsort(-strength, axis=1)[:, : EDGE_SECTORS - RIM_SECTORS_DROPPED], axis=1)
     all_round = (strength.min(axis=1) >= floor_live) & ~(dark_lines[live] & at_lines.any(axis=1))
     partial = (strength[rows, strongest].min(axis=1) >= floor_live) & ~at_lines[rows, strongest].any(axis=1)
-    for row in np.flatnonzero(all_round | partial).tolist():
+    rim = all_round | partial
+    # The crescent's sectors: one arc (neighbours all but once round the circle), each far enough off
+    # the face, none at the lines.
+    arc = np.sort(np.argsort(-strength, axis=1)[:, :CRESCENT_SECTORS], axis=1)
+    steps = np.diff(np.concatenate([arc, arc[:, :1] + EDGE_SECTORS], axis=1), axis=1)
+    one_arc = np.count_nonzero(steps == 1, axis=1) == CRESCENT_SECTORS - 1
+    crescent = (
+        one_arc
+        & (strength[rows, arc].min(axis=1) >= CRESCENT_K * threshold[live])
+        & ~at_lines[rows, arc].any(axis=1)
+    )
+    for row in np.flatnonzero(rim | crescent).tolist():
         k = int(live[row])
         around = _OutlinePeaks(np.zeros(2), strength[row], radius[row], at_lines[row])
-        out[k] = _rim_from(grey_dev[k], geo, around, float(body[k]), float(threshold[k]), bool(dark_lines[k]))
+        face, t = float(body[k]), float(threshold[k])
+        piece = _rim_from(grey_dev[k], geo, around, face, t, bool(dark_lines[k])) if rim[row] else None
+        if piece is None and crescent[row]:
+            piece = _crescent_from(grey_dev[k], geo, around, face, t)
+        out[k] = piece
     return out
+
+
+def _crescent_from(
+    grey_dev: np.ndarray, geo: _SquareMasks, around: _OutlinePeaks, body: float, threshold: float
+) -> tuple[np.ndarray, float, np.ndarray, float] | None:
+    """A piece of the plate's own tone seen by the shadow on one side of it, from its outline's peaks
+    around the square's centre (``around``, darker than the middle, ``body``), or None: the
+    ``CRESCENT_SECTORS`` sectors where it stands out most (one arc, as :func:`_rim_pieces` checks),
+    each ``CRESCENT_K`` thresholds or more, all clear of the lines, on one circle of a piece's size
+    (:func:`_circle_through`, then again around that circle's centre). A pen's edge is straight (no
+    circle of a piece's size); a stain is no arc around the middle; the blur of dark lines lies at the
+    lines."""
+    # (_circle_through's floor is OUTLINE_CIRCLE_K thresholds: it is given the threshold that makes
+    # its floor CRESCENT_K of the square's.)
+    floor = CRESCENT_K / OUTLINE_CIRCLE_K * threshold
+    drop = EDGE_SECTORS - CRESCENT_SECTORS
+    rough = _circle_through(around, floor, True, ROUGH_CIRCLE_RESIDUAL, drop)
+    if rough is None:
+        return None
+    circle = _circular_outline(grey_dev, geo, rough[0], body, floor, -1.0, True, weakest_dropped=drop)
+    if circle is None:
+        return None
+    centre, edge = circle
+    disc = np.hypot(geo.dx - centre[0], geo.dy - centre[1]) <= edge
+    return disc, RIM_EVIDENCE, centre, edge
 
 
 def _rim_from(

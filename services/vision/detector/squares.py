@@ -49,6 +49,9 @@ SMALL_LIGHT_CONFIDENCE: Final = 0.75
 #: the rim look's threshold, as a share of the texture look's: a rim is judged on the means of
 #: sectors of a ring, many pixels each, whose noise is a fraction of one pixel's (see _rim_piece).
 RIM_THRESHOLD_SHARE: Final = 0.5
+#: a piece whose evidence is under this many times the fill a piece needs is barely one: its rim or
+#: its shadow's arc is looked for, which makes it whole (see _read_squares).
+BARE_PIECE_EVIDENCE: Final = 2.0
 #: a pixel differs in colour only beyond this share of the plate's own colour (opponent channels).
 CHROMA_OF_PLATE: Final = 0.35
 #: the faint look's coarser scale: a Gaussian this many pitches wide (sigma), and the least plate
@@ -418,24 +421,28 @@ def _read_squares(
             middle[geo.core] = middles[k]
             piece = (float(evidences[k]), centres_off[k], float(edges[k]))
             why[k] = _shape_problem(differs[k], dev[k, :, 0], piece, middle, geo, f0)
-            if why[k] == "elongated":
+            if why[k] == "elongated" or (not why[k] and evidences[k] < BARE_PIECE_EVIDENCE * f0):
                 # A white piece on a white plate differs by its rim and its shadow, a crescent on one
-                # side that is as long as the piece is wide: elongated. A rim round it all the same (a
-                # circle darker than the middle, see pieces._rim_piece) is a piece; a pen is straight.
+                # side that is as long as the piece is wide: elongated, or barely a piece. A rim round
+                # it all the same (a circle darker than the middle), or the shadow's arc on a circle
+                # (see pieces._rim_pieces), is a whole piece; a pen is straight.
                 threshold = RIM_THRESHOLD_SHARE * float(t_looks[1][k])
                 rim = _rim_piece(dev[k, :, 0], geo, threshold, bool(line_level[k] < plate_grey[k]))
                 if rim is not None:
                     why[k] = ""
+                    evidences[k] = max(float(evidences[k]), rim[1])
                     most[k] = min(float(most[k]), FAINT_MAX_CONFIDENCE)
-                elif _far_from_the_plate(
-                    float(middle_grey[k]), float(line_level[k]), float(plate_grey[k])
-                ) and _round(_body(differs[k], dev[k, :, 0], middle), geo, centres_off[k]):
-                    # A large piece far from the plate's tone (a black piece on a blue plate with black
-                    # lines) merges with its lines' blur, which lengthens what differs; its body, the
-                    # pixels off the plate as its middle is, is still round. A pen's body is not.
-                    why[k] = ""
-                    round_bodies[k] = True
-                    most[k] = min(float(most[k]), FAINT_MAX_CONFIDENCE)
+            if (
+                why[k] == "elongated"
+                and _far_from_the_plate(float(middle_grey[k]), float(line_level[k]), float(plate_grey[k]))
+                and _round(_body(differs[k], dev[k, :, 0], middle), geo, centres_off[k])
+            ):
+                # A large piece far from the plate's tone (a black piece on a blue plate with black
+                # lines) merges with its lines' blur, which lengthens what differs; its body, the
+                # pixels off the plate as its middle is, is still round. A pen's body is not.
+                why[k] = ""
+                round_bodies[k] = True
+                most[k] = min(float(most[k]), FAINT_MAX_CONFIDENCE)
             far = max(TWO_TONE_K * float(t_grey[k]), TWO_TONE_CONTRAST * float(contrast[k]))
             if not why[k] and _two_tone(dev[k, middle, 0], far):
                 why[k] = "two-tone"  # a white pen across a black piece, a black one across a white piece
