@@ -164,6 +164,17 @@ def _nearest_at(cols: list[int], rows: list[int], res: list[float], members: lis
     return out
 
 
+def _squares_of(window: int, nearest: _Nearest) -> list[tuple[int, int]]:
+    """The squares of window ``window`` (an index into ``_WINDOWS``) that hold a cell: each square's key
+    (column plus three times row, within the window) and the cell chosen there."""
+    c0, r0 = _WINDOWS[window]
+    return [
+        (col - c0 + 3 * (row - r0), at[1])
+        for (col, row), at in nearest.items()
+        if c0 <= col <= c0 + 2 and r0 <= row <= r0 + 2
+    ]
+
+
 def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
     """The best 3x3 window of cells on a common lattice (see the module's step 2), or None."""
     n = len(cells.side)
@@ -211,22 +222,22 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
             np.hypot(u - mu, v - mv)[on].tolist(),
             idx[on].tolist(),
         )
-        # The best 3x3 window containing the anchor (0, 0): each window's squares (their cells, how many
-        # there, and their residuals) gathered in the order the squares' cells first appear, so that each
-        # window's residuals are summed in that order (the same float sum every time).
-        squares: list[list[tuple[int, tuple[float, int, int]]]] = [[] for _ in _WINDOWS]
-        for position, at in nearest.items():
-            for window, key in _WINDOWS_HOLDING[position]:
-                squares[window].append((key, at))
-        for inside in squares:
-            if sum(at[2] for _, at in inside) < 2:
+        # The best 3x3 window containing the anchor (0, 0): each window's squares taken, cells counted
+        # and residuals summed in the order the squares' cells first appear (the same float sum every
+        # time); only a window that beats the best so far has its squares listed.
+        squares, cells_in, residuals = [0] * len(_WINDOWS), [0] * len(_WINDOWS), [0.0] * len(_WINDOWS)
+        for position, (res, _cell, there) in nearest.items():
+            for window, _key in _WINDOWS_HOLDING[position]:
+                squares[window] += 1
+                cells_in[window] += there
+                residuals[window] += res
+        for window, count in enumerate(squares):
+            if cells_in[window] < 2:
                 continue  # fewer than two cells in the window
-            count = len(inside)
-            mean_res = sum(at[0] for _, at in inside) / count
-            score = count - mean_res
+            score = count - residuals[window] / count
             if best is None or score > best[0]:
-                inside.sort(key=lambda entry: entry[0])
-                best = (score, [k for k, _ in inside], [at[1] for _, at in inside], pitch, float(ai))
+                inside = sorted(_squares_of(window, nearest))
+                best = (score, [k for k, _ in inside], [m for _, m in inside], pitch, float(ai))
     if best is None:
         return None
     score, keys, members, pitch, angle = best
