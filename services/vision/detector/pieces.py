@@ -97,7 +97,9 @@ MIDDLE_MIN_RADIUS: Final = 0.07
 #: around is something flat and larger (its outermost ring, 0.46-0.50, exists only towards the corners).
 PIECE_MAX_EDGE: Final = RING_FIRST + RING_STEP * (RING_COUNT - 1) - 1e-6
 #: a piece seen by the shadow on one side of it (see _rim_pieces): an arc on this many sectors of
-#: EDGE_SECTORS, each this many of the rim look's thresholds darker than the middle.
+#: EDGE_SECTORS, each this many of the rim look's thresholds darker than the middle. (At 3.0, four more
+#: squares of the tuning sets read right, but the blur of dark lines on a brushed plate in simcam's dim
+#: sweep makes an arc 2.9 off; on three sectors the circle fits too loosely: fewer right.)
 CRESCENT_SECTORS: Final = 4
 CRESCENT_K: Final = 4.0
 #: the evidence of a piece seen by its rim alone (see _rim_piece): a circle all round is a whole piece.
