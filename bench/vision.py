@@ -9,7 +9,10 @@ photos augmented (turned, scaled, shifted, relit: tests/vision/augment.py) and t
 The baseline, measured in the same run on the same frames, is the cheapest preprocessing any detector
 does (grey conversion plus a 5x5 Gaussian blur); the ratio says how many of those one detection costs.
 
-    .venv/bin/python bench/vision.py [--frames N] [--seed S]
+It ends with the reports on the generators written apart from the detector (tests/vision/*/): the one
+never tuned on pooled over ``--unseen-seeds`` (three seeds by default), the tuning sets on ``--seed``.
+
+    .venv/bin/python bench/vision.py [--frames N] [--seed S] [--unseen-seeds 1,2,3] [--heldout-only]
 """
 
 from __future__ import annotations
@@ -175,11 +178,17 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=2, help="timing passes over the frames")
     parser.add_argument("--heldout", type=int, default=300, help="frames of each generator's report")
     parser.add_argument("--heldout-only", action="store_true", help="only the generators' reports")
+    parser.add_argument(
+        "--unseen-seeds",
+        default="1,2,3",
+        help="seeds of the never-tuned generator, pooled in its report (more frames, a firmer figure)",
+    )
     args = parser.parse_args()
     cv2.setNumThreads(1)  # one core
+    unseen_seeds = [int(s) for s in args.unseen_seeds.split(",")]
     if args.heldout_only:
         for generator in GENERATORS:
-            heldout_report(args.heldout, args.seed, generator)
+            heldout_report(args.heldout, unseen_seeds if generator == "unseen" else [args.seed], generator)
         return 0
 
     presets = make_sweep(args.frames, args.seed, random_looks=False)
@@ -239,7 +248,7 @@ def main() -> int:
     print(f"{'own renderer, contest looks':28}{_own_renderer(args.seed, args.frames, contest=True)}")
     print()
     for generator in GENERATORS:
-        heldout_report(args.heldout, args.seed, generator)
+        heldout_report(args.heldout, unseen_seeds if generator == "unseen" else [args.seed], generator)
     return 0
 
 
@@ -252,11 +261,11 @@ GENERATORS: dict[str, str] = {
 }
 
 
-def heldout_report(n: int, seed: int, generator: str = "unseen") -> dict[str, tuple[int, int]]:
+def heldout_report(n: int, seeds: list[int], generator: str = "unseen") -> dict[str, tuple[int, int]]:
     """Accuracy on a generator written apart from the detector, from the requirements alone
-    (tests/vision/<generator>; which one is still held out: ``GENERATORS``), overall and per
-    condition: squares right, squares wrong with confidence >= 0.9, boards not found, occluded frames
-    read as a clear board. Returns {tag: (right, total)}."""
+    (tests/vision/<generator>; which one is still held out: ``GENERATORS``), over ``n`` frames of each
+    of ``seeds`` pooled, overall and per condition: squares right, squares wrong with confidence >= 0.9,
+    boards not found, occluded frames read as a clear board. Returns {tag: (right, total)}."""
     import importlib
 
     make_set = importlib.import_module(f"tests.vision.{generator}.generator").make_set
@@ -266,7 +275,7 @@ def heldout_report(n: int, seed: int, generator: str = "unseen") -> dict[str, tu
     causes: dict[str, int] = {}  # why squares of clear frames read unknown -> squares
     not_found = occluded_clear = occluded_clear_right = occluded_frames = 0
     clear_frames = passed_wrong = flagged = 0  # clear frames; read whole and unoccluded but wrong; flagged
-    for sample in make_set(n, seed):
+    for sample in (sample for seed in seeds for sample in make_set(n, seed)):
         det = detect(sample.image)
         if sample.occluded:
             occluded_frames += 1
@@ -309,7 +318,10 @@ def heldout_report(n: int, seed: int, generator: str = "unseen") -> dict[str, tu
             row = per.setdefault(tag, [0, 0, 0, 0, 0])
             for i, c in enumerate(counts):
                 row[i] += c
-    print(f"generator tests/vision/{generator}, {n} frames, seed {seed}: {GENERATORS[generator]}")
+    print(
+        f"generator tests/vision/{generator}, {n * len(seeds)} frames, seed{'s' if len(seeds) > 1 else ''}"
+        f" {', '.join(map(str, seeds))}: {GENERATORS[generator]}"
+    )
     print(f"{'condition':24}{'squares right':>16}{'share':>9}{'?':>6}{'wrong':>7}{'>=0.9':>7}")
     for tag, (right, total, unknown, wrong, sure) in sorted(
         per.items(), key=lambda kv: (kv[0] != "all", kv[0])
