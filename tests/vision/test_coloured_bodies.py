@@ -15,13 +15,10 @@ from services.vision.detector import detect
 from services.vision.detector.pieces import _coloured
 from tests.vision.flat.generator import make_frame
 
+from .test_plate_colour import _grey_and_opponent
+
 #: enough middle pixels to judge a body by.
 PIXELS = 100
-
-
-def _grey_and_opponent(bgr: np.ndarray) -> tuple[float, np.ndarray]:
-    grey = 0.114 * bgr[0] + 0.587 * bgr[1] + 0.299 * bgr[2]
-    return float(grey), np.array([bgr[0] - bgr[1], bgr[2] - bgr[1]])
 
 
 def test_a_copper_coin_on_a_warm_white_plate_is_coloured() -> None:

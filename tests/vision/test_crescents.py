@@ -15,16 +15,12 @@ import numpy as np
 import pytest
 
 from services.vision.detector import detect
-from services.vision.detector.pieces import _rim_piece, _square_masks
+from services.vision.detector.pieces import _rim_piece
 from tests.vision.heldout.generator import make_frame
 
+# (the square, piece size, texture and rim threshold of the rim look's own tests)
+from .test_rim_pieces import GEO, RADIUS, TEXTURE, THRESHOLD
 from .test_sweep import truth_as_read
-
-#: a square of 40 canonical pixels with dark lines 0.04 pitch wide, as the detector reads one.
-GEO = _square_masks(40, 14, 0.04, 0.05)
-RADIUS = 0.36
-TEXTURE = 2.0  # the plate's texture, grey levels (one sigma)
-THRESHOLD = 3.0  # the rim look's threshold for that texture (see squares.RIM_THRESHOLD_SHARE)
 
 
 def _plate(seed: int = 11) -> np.ndarray:

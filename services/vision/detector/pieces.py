@@ -776,15 +776,7 @@ def _crescent_from(
     # its floor CRESCENT_K of the square's.)
     floor = CRESCENT_K / OUTLINE_CIRCLE_K * threshold
     drop = EDGE_SECTORS - CRESCENT_SECTORS
-    rough = _circle_through(around, floor, True, ROUGH_CIRCLE_RESIDUAL, drop)
-    if rough is None:
-        return None
-    circle = _circular_outline(grey_dev, geo, rough[0], body, floor, -1.0, True, weakest_dropped=drop)
-    if circle is None:
-        return None
-    centre, edge = circle
-    disc = np.hypot(geo.dx - centre[0], geo.dy - centre[1]) <= edge
-    return disc, RIM_EVIDENCE, centre, edge
+    return _rim_disc(geo, _circle_on_some_sectors(grey_dev, geo, around, body, floor, drop))
 
 
 def _rim_from(
@@ -811,13 +803,26 @@ def _rim_from(
         # A rim on six sectors of eight: the lit side of a black piece on a plate nearly as dark shows
         # none. The two weakest sectors are left out, and the rim must lie clear of the lines, or a
         # bare square's dark band along its lines would be a circle on six sectors.
-        drop = RIM_SECTORS_DROPPED
-        partial = _circle_through(around, threshold, True, ROUGH_CIRCLE_RESIDUAL, drop)
-        circle = None
-        if partial is not None:
-            circle = _circular_outline(
-                grey_dev, geo, partial[0], body, threshold, -1.0, True, weakest_dropped=drop
-            )
+        circle = _circle_on_some_sectors(grey_dev, geo, around, body, threshold, RIM_SECTORS_DROPPED)
+    return _rim_disc(geo, circle)
+
+
+def _circle_on_some_sectors(
+    grey_dev: np.ndarray, geo: _SquareMasks, around: _OutlinePeaks, body: float, threshold: float, drop: int
+) -> tuple[np.ndarray, float] | None:
+    """A darker outline's circle from all but its ``drop`` weakest sectors (``around``, its peaks around
+    the square's centre; each kept one ``OUTLINE_CIRCLE_K`` thresholds off the face, ``body``, and clear
+    of the lines): roughly through the peaks, then closely around that rough circle's centre; or None."""
+    rough = _circle_through(around, threshold, True, ROUGH_CIRCLE_RESIDUAL, drop)
+    if rough is None:
+        return None
+    return _circular_outline(grey_dev, geo, rough[0], body, threshold, -1.0, True, weakest_dropped=drop)
+
+
+def _rim_disc(
+    geo: _SquareMasks, circle: tuple[np.ndarray, float] | None
+) -> tuple[np.ndarray, float, np.ndarray, float] | None:
+    """A piece seen by its outline's ``circle`` (centre, edge), as :func:`_rim_pieces` gives one."""
     if circle is None:
         return None
     centre, edge = circle
@@ -968,9 +973,7 @@ def _coloured(med: np.ndarray, pixels: int, plate_opponent: np.ndarray, plate_gr
     if _saturation(med) <= PIECE_MAX_SATURATION:
         return False
     own = np.array([med[0] - med[1], med[2] - med[1]]) / max(float(med.max()), SATURATION_FLOOR)
-    green = _green_of(plate_grey, plate_opponent)
-    plate_top = max(green, green + float(plate_opponent[0]), green + float(plate_opponent[1]))
-    plate = plate_opponent / max(plate_top, SATURATION_FLOOR)
+    plate = plate_opponent / max(float(_bgr_of(plate_grey, plate_opponent).max()), SATURATION_FLOOR)
     return float(np.hypot(*(own - plate))) > OFF_PLATE_COLOUR * float(np.hypot(*own))
 
 
@@ -979,6 +982,12 @@ def _saturation(bgr: np.ndarray) -> float:
     ``SATURATION_FLOOR``: the few levels of colour in a dark colour's noise and JPEG do not count."""
     top = float(bgr.max())
     return (top - float(bgr.min())) / max(top, SATURATION_FLOOR)
+
+
+def _bgr_of(grey: float, opponent: np.ndarray) -> np.ndarray:
+    """A colour given as grey and opponent colour (B-G, R-G: ``opponent`` (2,)) in B, G, R (3,)."""
+    g = float(_green_of(grey, opponent))
+    return np.array([g + float(opponent[0]), g, g + float(opponent[1])])
 
 
 def _green_of(grey: float | np.ndarray, opponent: np.ndarray) -> float | np.ndarray:
@@ -999,9 +1008,7 @@ def _plate_shows(med: np.ndarray, grey_off: float, plate_grey: float, plate_oppo
     (A cross on a dark plate, whose middle is half plate, stands off the plate's grey.)"""
     if grey_off > PLATE_SHOWS_TONE:
         return False
-    g = float(_green_of(plate_grey, plate_opponent))
-    plate = np.array([g + float(plate_opponent[0]), g, g + float(plate_opponent[1])])
-    plate_sat = _saturation(plate)
+    plate_sat = _saturation(_bgr_of(plate_grey, plate_opponent))
     if plate_sat < PLATE_SHOWS_SATURATION or _saturation(med) < PLATE_SHOWS_SHARE * plate_sat:
         return False
     own = np.array([med[0] - med[1], med[2] - med[1]])
