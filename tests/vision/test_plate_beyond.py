@@ -1,5 +1,7 @@
 """The lone bare square of a full board of large pieces is read against the plate beyond the grid
-(:func:`.squares._like_the_plate_beyond`).
+(:func:`.squares._like_the_plate_beyond`), and a bare square a spotlight lights unlike the rest against
+the bare squares beside it (:func:`.squares._like_the_bare_squares`), on a saturated plate in another
+light too (:func:`.squares._the_plate_in_other_light`).
 
 Its corners take the neighbouring pieces' levels (their blur and shadows) and the board's surface is
 fitted through corners that are mostly the pieces', so the square is flagged "background" (something
@@ -18,7 +20,12 @@ import pytest
 from services.vision.detector import detect, homography_of
 from services.vision.detector import squares as squares_module
 from services.vision.detector.geometry import _Canon
-from services.vision.detector.squares import BEYOND_PLATE_CONFIDENCE, _like_the_plate_beyond
+from services.vision.detector.squares import (
+    BEYOND_PLATE_CONFIDENCE,
+    _like_the_bare_squares,
+    _like_the_plate_beyond,
+    _the_plate_in_other_light,
+)
 from tests.vision.contest_table.generator import render
 from tests.vision.flat.generator import make_frame as flat_frame
 
@@ -122,7 +129,8 @@ def test_a_sheet_over_a_piece_is_not_cleared_by_the_plate_beyond(
         image = _sheet(sample.image, homography_of(det.pose), square, colour)
         covered = detect(image)
         with monkeypatch.context() as m:
-            m.setattr(squares_module, "BEYOND_PLATE_MATCH", -1.0)  # the rule off
+            m.setattr(squares_module, "BEYOND_PLATE_MATCH", -1.0)  # the rules off
+            m.setattr(squares_module, "SAME_HUE_MATCH", -1.0)
             without = detect(image)
         assert covered.board[square] == without.board[square], (square, covered.board, without.board)
 
@@ -148,3 +156,74 @@ def test_the_band_is_beyond_the_outer_lines(monkeypatch: pytest.MonkeyPatch) -> 
     core, middles = _middles(GREEN)
     monkeypatch.setattr(squares_module, "BEYOND_BAND", (0.04, 0.16))
     assert _like_the_plate_beyond(canon, 0.05, [4], core, middles, CONTRAST, True) == [4]
+
+
+def test_a_saturated_plate_in_another_light_is_the_plate() -> None:
+    """A spotlight's disc or a gradient: the green plate brighter or dimmer, up to 2:1 either way."""
+    plate = np.array(GREEN)
+    for gain in (0.55, 0.7, 1.4, 1.6):
+        assert _the_plate_in_other_light(plate * gain, plate, 20.0)
+    for gain in (0.4, 2.5):  # beyond a 2:1 light
+        assert not _the_plate_in_other_light(plate * gain, plate, 20.0)
+
+
+def test_another_colour_in_any_light_is_not_the_plate() -> None:
+    plate = np.array(GREEN)
+    for other in ((40.0, 150.0, 70.0), (60.0, 150.0, 40.0), (200.0, 200.0, 200.0), (30.0, 30.0, 30.0)):
+        for gain in (0.7, 1.0, 1.4):
+            assert not _the_plate_in_other_light(np.array(other) * gain, plate, 20.0), (other, gain)
+
+
+def test_an_unsaturated_plate_is_matched_only_as_it_is() -> None:
+    """On a grey or white plate a sheet of paper has the plate's hue: only its level tells."""
+    plate = np.array((150.0, 150.0, 150.0))
+    assert _the_plate_in_other_light(plate + 10.0, plate, 80.0)
+    assert not _the_plate_in_other_light(plate * 1.4, plate, 80.0)
+    assert not _the_plate_in_other_light(np.array(160.0), np.array(120.0), 80.0)  # grey images
+
+
+def _readings(states: str) -> list[tuple[str, float, float, float, str, float]]:
+    """Readings as _read_squares builds them: "." bare, "X"/"O" pieces, "?" flagged "background"."""
+    kinds = {".": ("empty", ""), "X": ("black", ""), "O": ("white", ""), "?": ("white", "background")}
+    return [(kinds[c][0], 0.9, 0.0, 0.5, kinds[c][1], 140.0) for c in states]
+
+
+def test_a_spotlit_bare_square_is_like_the_bare_squares_beside_it() -> None:
+    """Square 5 flagged, lit 1.4 times the bare squares 4 and 6 beside it; the far bare square 0 is
+    dimmer still and does not count."""
+    core, middles = _middles(GREEN)
+    core[4] *= 1.4
+    core[0] *= 0.4
+    readings = _readings(".XO.?.XOX")
+    assert _like_the_bare_squares(readings, [4], core, middles, CONTRAST, True) == [4]
+
+
+def test_a_sheet_beside_bare_squares_stays_flagged() -> None:
+    for sheet in ((120.0, 120.0, 120.0), (235.0, 235.0, 235.0), (60.0, 60.0, 200.0)):
+        core, middles = _middles(GREEN)
+        core[4] = sheet
+        readings = _readings(".XO.?.XOX")
+        assert _like_the_bare_squares(readings, [4], core, middles, CONTRAST, True) == []
+
+
+def test_without_bare_squares_or_on_a_plate_that_could_hide_a_piece_nothing_is_cleared() -> None:
+    core, middles = _middles(GREEN)
+    assert _like_the_bare_squares(_readings("OXO?XOXOX"), [3], core, middles, CONTRAST, True) == []
+    white = [(*r[:5], 240.0) for r in _readings(".XO.?.XOX")]  # a white plate under dark lines
+    core, middles = _middles((240.0, 240.0, 240.0))
+    assert _like_the_bare_squares(white, [4], core, middles, CONTRAST, True) == []
+
+
+#: (seed, index, square) of contest_table tuning frames: a bare square of a green or blue board that a
+#: spotlight lights unlike the rest, read "background" (unknown) before.
+SPOTLIT = ((1, 284, 3), (3, 6, 3), (4, 58, 1), (4, 70, 5), (4, 70, 7))
+
+
+@pytest.mark.parametrize(("seed", "index", "square"), SPOTLIT)
+def test_a_spotlit_bare_square_is_read_bare(seed: int, index: int, square: int) -> None:
+    sample = render(seed, index)[0]
+    det = detect(sample.image)
+    truth = truth_as_read(det, sample.board, sample.angle_deg)
+    assert truth[square] == "."
+    assert det.squares[square].state == "empty"
+    assert det.squares[square].confidence <= BEYOND_PLATE_CONFIDENCE

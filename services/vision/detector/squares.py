@@ -166,6 +166,11 @@ PLATE_SATURATED: Final = 0.6
 BEYOND_BAND: Final = (0.04, 0.16)
 BEYOND_PLATE_MATCH: Final = 0.25
 BEYOND_PLATE_CONFIDENCE: Final = 0.75
+#: ...or, on a saturated plate, when it is the plate's colour in another light: each channel's share of
+#: the brightest within this of the plate's, at a brightness within this ratio of it (the issue's 2:1
+#: gradient). (On the tuning sets a spotlit bare square of a blue or green board is within 0.015.)
+SAME_HUE_MATCH: Final = 0.05
+OTHER_LIGHT_RATIO: Final = 2.0
 
 
 def _median_of_nine(values: np.ndarray) -> float:
@@ -556,7 +561,9 @@ def _read_squares(
     flagged = [k for k, r in enumerate(out) if r[4] == "background" and evidences[k] < f0]
     if flagged:
         middle_px = grey[:, geo.core] if colour_px is None else colour_px[:, geo.core]
-        for k in _like_the_plate_beyond(canon, half_width, flagged, middle_px, middles, contrast, dark_lines):
+        bare = _like_the_plate_beyond(canon, half_width, flagged, middle_px, middles, contrast, dark_lines)
+        bare += _like_the_bare_squares(out, flagged, middle_px, middles, contrast, dark_lines)
+        for k in set(bare):
             out[k] = ("empty", BEYOND_PLATE_CONFIDENCE, *out[k][2:4], "", out[k][5])
     return out, discs
 
@@ -595,9 +602,64 @@ def _like_the_plate_beyond(
     bare = []
     for k in flagged:
         middle = np.median(core[k][middles[k]], axis=0)
-        if np.all(np.abs(middle - plate) <= BEYOND_PLATE_MATCH * float(contrast[k])):
+        if _the_plate_in_other_light(middle, plate, float(contrast[k])):
             bare.append(k)
     return bare
+
+
+def _like_the_bare_squares(
+    readings: list[tuple[str, float, float, float, str, float]],
+    flagged: list[int],
+    core: np.ndarray,
+    middles: np.ndarray,
+    contrast: np.ndarray,
+    dark_lines: bool,
+) -> list[int]:
+    """Which of the squares ``flagged`` (as for :func:`_like_the_plate_beyond`) are bare board by the
+    bare squares nearest them: their middle's colour within ``BEYOND_PLATE_MATCH`` of the grid's contrast
+    of those squares' median middle in every channel. The bare squares are those ``readings`` reads
+    empty with nothing wrong (``core``, ``middles`` and ``contrast`` as for the plate beyond).
+
+    The plate beyond the grid can be another colour (a narrow margin, the table), and a spotlight or a
+    gradient lights one side of the board unlike the band's median; the bare squares beside a flagged
+    one are the plate, lit as it is. A sheet or a hand over a square is not their colour. A plate that
+    could hide a piece of its own tone (:func:`_could_hide_a_piece`, judged on the bare squares' grey)
+    is never taken for bare so."""
+    references = [j for j, r in enumerate(readings) if r[0] == "empty" and not r[4] and j not in flagged]
+    if not references:
+        return []
+    at = np.array([(j % GRID_SQUARES, j // GRID_SQUARES) for j in range(GRID_SQUARES**2)], dtype=float)
+    reference_grey = median(np.array([r[5] for j, r in enumerate(readings) if j in references]))
+    if _could_hide_a_piece(reference_grey, dark_lines):
+        return []
+    bare = []
+    for k in flagged:
+        distance = np.hypot(*(at[references] - at[k]).T)
+        nearest = [references[i] for i in np.flatnonzero(distance <= distance.min() + 1e-9).tolist()]
+        plate = np.median(np.stack([np.median(core[j][middles[j]], axis=0) for j in nearest]), axis=0)
+        middle = np.median(core[k][middles[k]], axis=0)
+        if _the_plate_in_other_light(middle, plate, float(contrast[k])):
+            bare.append(k)
+    return bare
+
+
+def _the_plate_in_other_light(middle: np.ndarray, plate: np.ndarray, contrast: float) -> bool:
+    """Whether a square's middle (grey (), or BGR (3,)) is the plate (``plate``, alike): within
+    ``BEYOND_PLATE_MATCH`` of the grid's ``contrast`` of it in every channel; or, on a saturated plate
+    (channels spread over ``PLATE_SATURATED`` of its brightest or more), its colour in another light:
+    the same share of its brightest channel in every channel (within ``SAME_HUE_MATCH``) at a brightness
+    within ``OTHER_LIGHT_RATIO`` of it either way. A spotlight's disc or a gradient lights one square
+    of a green contest board unlike the rest; a sheet, a hand or a piece is not green."""
+    if np.all(np.abs(middle - plate) <= BEYOND_PLATE_MATCH * contrast):
+        return True
+    if middle.size != 3:
+        return False
+    top, plate_top = float(middle.max()), float(plate.max())
+    if plate_top <= 0.0 or (plate_top - float(plate.min())) < PLATE_SATURATED * plate_top:
+        return False
+    if not 1.0 / OTHER_LIGHT_RATIO <= top / plate_top <= OTHER_LIGHT_RATIO:
+        return False
+    return bool(np.all(np.abs(middle / top - plate / plate_top) <= SAME_HUE_MATCH))
 
 
 def _pieces_like_the_plate(
