@@ -8,19 +8,22 @@ the ring's: :mod:`.ring`)."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import Final
 
 import cv2
 import numpy as np
 
-from .geometry import GRID_SQUARES, _Canon
+from .geometry import GRID_SQUARES, _Canon, _read_only
 from .model import CHROMA_TAIL_TO_SIGMA, FOREIGN_BACKGROUND_FRAC, MAD_TO_SIGMA, DetectorParams
 from .pieces import (
     FAINT_BODY_K,
     HYPOT_BAND,
     HYPOT_FLOOR,
     PIECE_MAX_EDGE,
+    PIECE_MAX_SATURATION,
     PIECE_MIN_RADIUS,
+    _bgr_of,
     _body,
     _coloured,
     _faint_pieces,
@@ -33,6 +36,7 @@ from .pieces import (
     _rim_piece,
     _rim_pieces,
     _round,
+    _saturation,
     _shape_problem,
     _square_masks,
     _SquareMasks,
@@ -457,10 +461,12 @@ def _read_squares(
     why = ["background" if background[k] else w for k, w in enumerate(why)]
     looks_coloured = np.zeros(9, bool)
     shows_plate = np.zeros(9, bool)
+    middle_colour: dict[int, np.ndarray] = {}  # each square's middle's median B, G, R, where taken
     rows = np.flatnonzero((evidences >= f0) & ~np.array([bool(w) for w in why]))
     if colour_px is not None and rows.size:
         medians = _masked_medians(colour_px[rows[:, None], geo.core], middles[rows])
         for row, k in enumerate(rows.tolist()):
+            middle_colour[k] = medians[row]
             looks_coloured[k] = _coloured(
                 medians[row], int(middles[k].sum()), plate[k, 0, 1:], float(plate_grey[k])
             )
@@ -527,6 +533,20 @@ def _read_squares(
                 # than at its corners (a lamp's reflection), or its grain. The square is bare.
                 out.append(("empty", SMALL_LIGHT_CONFIDENCE, evidence, tone, "", float(plate_grey[k])))
                 continue
+        elif (
+            not problem
+            and tone >= 0.5
+            and colour_px is not None
+            and _vivid(k, middle_colour, colour_px, geo, middles)
+        ):
+            # A light middle no white piece has, that the two looks above did not judge (a square read
+            # against the surface alone, its corners having taken a full board's pieces' levels): the
+            # plate lit brighter is bare; anything else is coloured. (Not a dark one: a black cross's
+            # middle is half a dark coloured plate, whose few levels of colour count for much there.)
+            if _the_plate_lit(middle_colour[k], canon, half_width, plate_grey, plate_chroma_mean):
+                out.append(("empty", SMALL_LIGHT_CONFIDENCE, evidence, tone, "", float(plate_grey[k])))
+                continue
+            problem = "coloured"
         elif not problem and abs(tone - 0.5) < MID_TONE:
             problem = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
         # How far the tone is from the middle of the scale, 0.3 away is certain.
@@ -589,11 +609,7 @@ def _like_the_plate_beyond(
     A plate that could hide a piece of its own tone (:func:`_could_hide_a_piece`, ``dark_lines``: the
     grid's polarity) is never taken for bare so.
     """
-    size, s, m = canon.img.shape[0], canon.px, canon.margin
-    along = (np.arange(size) - m) / s
-    beyond_1d = np.maximum(-along, along - GRID_SQUARES)
-    beyond = np.maximum(beyond_1d[None, :], beyond_1d[:, None])  # how far outside the grid, in pitches
-    band = (beyond > half_width + BEYOND_BAND[0]) & (beyond < half_width + BEYOND_BAND[1])
+    band = _band_beyond(canon.img.shape[0], canon.px, canon.margin, round(half_width, 3))
     if _could_hide_a_piece(float(np.median(canon.img[band])), dark_lines):
         return []
     view = canon.img if core.ndim == 2 else canon.colour
@@ -605,6 +621,53 @@ def _like_the_plate_beyond(
         if _the_plate_in_other_light(middle, plate, float(contrast[k])):
             bare.append(k)
     return bare
+
+
+@lru_cache(maxsize=16)
+def _band_beyond(size: int, s: int, m: int, half_width: float) -> np.ndarray:
+    """The band of plate just beyond the grid's outer lines (``BEYOND_BAND`` from their edges;
+    ``half_width`` the lines', in pitches) in a canonical view ``size`` pixels wide, ``s`` a square,
+    the grid's corner at ``m``: a mask of the view."""
+    along = (np.arange(size) - m) / s
+    beyond_1d = np.maximum(-along, along - GRID_SQUARES)
+    beyond = np.maximum(beyond_1d[None, :], beyond_1d[:, None])  # how far outside the grid, in pitches
+    return _read_only((beyond > half_width + BEYOND_BAND[0]) & (beyond < half_width + BEYOND_BAND[1]))[0]
+
+
+def _vivid(
+    k: int,
+    middle_colour: dict[int, np.ndarray],
+    colour_px: np.ndarray,
+    geo: _SquareMasks,
+    middles: np.ndarray,
+) -> bool:
+    """Whether square ``k``'s middle (``middles`` (9, N) of each square's core pixels ``colour_px`` (9, P,
+    3), B, G, R) is more saturated than a black or a white piece can be (``PIECE_MAX_SATURATION``). Its
+    median colour is taken into ``middle_colour`` unless it is there already."""
+    if k not in middle_colour:
+        middle_colour[k] = _masked_medians(colour_px[k : k + 1, geo.core], middles[k : k + 1])[0]
+    return _saturation(middle_colour[k]) > PIECE_MAX_SATURATION
+
+
+def _the_plate_lit(
+    middle: np.ndarray, canon: _Canon, half_width: float, plate_grey: np.ndarray, plate_opponent: np.ndarray
+) -> bool:
+    """Whether a vivid middle (B, G, R (3,): see :func:`_vivid`) is the plate in another light
+    (:func:`_plate_hue`): the board's plate (the median of the squares', grey ``plate_grey`` (9,) and
+    opponent colour ``plate_opponent`` (9, 2)) or the plate just beyond the grid (:func:`_band_beyond`; on
+    a full board of large pieces the squares' plates take their levels).
+
+    A spotlight's disc on a green contest board lights a bare square brighter than its corners: in grey
+    it is a faint white piece, in colour it is the plate's green. A coin, a pen's cap or skin is
+    coloured and is no piece either."""
+    pairs = zip(plate_grey, plate_opponent, strict=True)
+    board = np.median(np.stack([_bgr_of(float(grey), opponent) for grey, opponent in pairs]), axis=0)
+    if _plate_hue(middle, board):
+        return True
+    if canon.colour is None:
+        return False
+    band = _band_beyond(canon.img.shape[0], canon.px, canon.margin, round(half_width, 3))
+    return _plate_hue(middle, np.median(canon.colour[band], axis=0))
 
 
 def _like_the_bare_squares(
@@ -652,8 +715,12 @@ def _the_plate_in_other_light(middle: np.ndarray, plate: np.ndarray, contrast: f
     of a green contest board unlike the rest; a sheet, a hand or a piece is not green."""
     if np.all(np.abs(middle - plate) <= BEYOND_PLATE_MATCH * contrast):
         return True
-    if middle.size != 3:
-        return False
+    return middle.size == 3 and _plate_hue(middle, plate)
+
+
+def _plate_hue(middle: np.ndarray, plate: np.ndarray) -> bool:
+    """Whether a colour (B, G, R: ``middle`` (3,)) is a saturated plate's (``plate`` (3,)) in another
+    light, as :func:`_the_plate_in_other_light` judges it."""
     top, plate_top = float(middle.max()), float(plate.max())
     if plate_top <= 0.0 or (plate_top - float(plate.min())) < PLATE_SATURATED * plate_top:
         return False
