@@ -20,7 +20,9 @@ How it works, in order:
 3. **Pose.** A homography from the image to the canonical top view (grid (0, 0)-(3, 3), square units)
    is fitted to the found cells' centres (projective with all nine, affine with fewer). The grid is
    then checked on its own lines (:func:`.lines._verify_grid`): which way its contrast goes, whether the 3x3
-   window is a square off (a column of table taken for cells), how wide the lines are. With fewer than
+   window is a square off (a column of table taken for cells), how wide the lines are; a window read with
+   one outer row or column covered all along is read again a square the other way, and taken when that
+   is clearly better (:func:`.search._onto_the_board`). With fewer than
    nine cells it is refined on the lines: each line is located from cross-line profiles (half-maximum
    centroids), straight lines are fitted to them, and their 16 crossings correct the homography. The
    signed angle, centre and corners follow from it. Square 1 is the top-left cell in the board's own

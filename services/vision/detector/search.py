@@ -81,6 +81,10 @@ TRACK_MAX_RMS_PX: Final = 1.5
 #: a tracked pose keeps its numbering this many degrees beyond +-45 (hysteresis: a board standing at 45
 #: degrees must not have its squares renumbered from one frame to the next).
 TRACK_HYSTERESIS_DEG: Final = 2.0
+#: a found window one square off the board (one outer row or column covered all along) is moved a square
+#: when that leaves at least this many fewer squares covered. (On the tuning sets: 3 frames read right
+#: that were a square off; at 1, a hand over one side of a board moved it onto the table.)
+OFF_BOARD_GAIN: Final = 2
 #: refinements of a found pose on the grid lines (the cells' centres are found at half resolution).
 REFINE_PASSES: Final = 2
 #: half the line width in pitches, when it cannot be measured (reading at a prior pose); its bounds, as
@@ -218,6 +222,8 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
     _seen, h, polarity, half_width, cells, _pitch = best
     h, pose = _normalise_turn(h)
     det = read_at_pose(im, pose, polarity, half_width, p, h=h)
+    if det.occluded and prior is None:
+        det = _onto_the_board(im, det, h, polarity, half_width, p)
     if det.occlusion >= 1.0 and prior is None and im.bgr is not None:
         # Not a line of the grid found shows when its squares are read: it was something else straight
         # and periodic (a lined sheet beside the board), while the board's own lines differ from its
@@ -232,6 +238,38 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         processing_ms=_ms_since(t0),
         extra={**det.extra, "half_width": half_width, "tracked": 0.0},
     )
+
+
+def _onto_the_board(
+    im: _Image, det: Detection, h: np.ndarray, polarity: Polarity, half_width: float, p: DetectorParams
+) -> Detection:
+    """``det``, read at the homography ``h``, or the board read with its window moved one square, when
+    the window lies a square off the board: one of its outer rows or columns (and only one) is covered
+    all along (the squares' corners off the board's surface, their lines not there: a strip of table or
+    paper), and the window moved a square away from it leaves at least ``OFF_BOARD_GAIN`` fewer squares
+    covered and fewer of its line samples hidden. Large pieces dent the cells beside them, and a column
+    of paper with supply pieces on it can make up the rest of a lattice; the lines' check
+    (:func:`.lines._verify_grid`) may not move such a window when the line it would take in runs along
+    a row of large pieces of its own tone. A hand over one side of the board leaves the other side's
+    lines where they are: the window moved takes in a strip beyond the board, no better read."""
+    covered = np.array([sq.occluded for sq in det.squares]).reshape(GRID_SQUARES, GRID_SQUARES)
+    sides = [
+        step
+        for step, strip in (
+            ((1, 0), covered[:, 0]),
+            ((-1, 0), covered[:, -1]),
+            ((0, 1), covered[0, :]),
+            ((0, -1), covered[-1, :]),
+        )
+        if strip.all()
+    ]
+    if len(sides) != 1:
+        return det
+    ((dx, dy),) = sides
+    moved, pose = _normalise_turn(np.array([[1.0, 0.0, -dx], [0.0, 1.0, -dy], [0.0, 0.0, 1.0]]) @ h)
+    again = read_at_pose(im, pose, polarity, half_width, p, h=moved)
+    fewer = sum(sq.occluded for sq in det.squares) - sum(sq.occluded for sq in again.squares)
+    return again if fewer >= OFF_BOARD_GAIN and again.occlusion < det.occlusion else det
 
 
 def _from_cells(lat: _Lattice) -> tuple[np.ndarray, float, int]:
