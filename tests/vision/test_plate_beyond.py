@@ -24,6 +24,7 @@ from services.vision.detector.squares import (
     BEYOND_PLATE_CONFIDENCE,
     _like_the_bare_squares,
     _like_the_plate_beyond,
+    _Middles,
     _the_plate_in_other_light,
 )
 from tests.vision.contest_table.generator import render
@@ -55,21 +56,24 @@ def _middles(colour: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray
 
 def test_a_square_of_the_plates_colour_is_bare() -> None:
     core, middles = _middles((45.0, 155.0, 35.0))  # a few levels off: noise, light
-    bare = _like_the_plate_beyond(_canon(GREEN), 0.05, [1, 4], core, middles, CONTRAST, True)
+    bare = _like_the_plate_beyond(_canon(GREEN), 0.05, _Middles([1, 4], core, middles, CONTRAST, True))
     assert bare == [1, 4]
 
 
 def test_a_sheet_of_another_colour_stays_flagged() -> None:
     for sheet in ((120.0, 120.0, 120.0), (235.0, 235.0, 235.0), (60.0, 60.0, 200.0), (40.0, 150.0, 70.0)):
         core, middles = _middles(sheet)
-        assert _like_the_plate_beyond(_canon(GREEN), 0.05, [4], core, middles, CONTRAST, True) == []
+        assert _like_the_plate_beyond(_canon(GREEN), 0.05, _Middles([4], core, middles, CONTRAST, True)) == []
 
 
 def test_a_plate_that_could_hide_a_piece_is_never_cleared() -> None:
     """A white plate under dark lines (a white piece of its tone), a black one under light lines."""
     for plate, dark_lines in (((235.0, 235.0, 235.0), True), ((30.0, 30.0, 30.0), False)):
         core, middles = _middles(plate)
-        assert _like_the_plate_beyond(_canon(plate), 0.05, [4], core, middles, CONTRAST, dark_lines) == []
+        assert (
+            _like_the_plate_beyond(_canon(plate), 0.05, _Middles([4], core, middles, CONTRAST, dark_lines))
+            == []
+        )
 
 
 def test_grey_images_compare_grey() -> None:
@@ -77,9 +81,10 @@ def test_grey_images_compare_grey() -> None:
     grey_canon = _Canon(img=canon.img, px=PX, margin=MARGIN)
     level = float(canon.img[0, 0])
     core = np.full((9, 50), level + 5.0, np.float32)
-    assert _like_the_plate_beyond(grey_canon, 0.05, [2], core, np.ones((9, 50), bool), CONTRAST, True) == [2]
+    everywhere = np.ones((9, 50), bool)
+    assert _like_the_plate_beyond(grey_canon, 0.05, _Middles([2], core, everywhere, CONTRAST, True)) == [2]
     core += 30.0
-    assert _like_the_plate_beyond(grey_canon, 0.05, [2], core, np.ones((9, 50), bool), CONTRAST, True) == []
+    assert _like_the_plate_beyond(grey_canon, 0.05, _Middles([2], core, everywhere, CONTRAST, True)) == []
 
 
 #: (generator, seed, index) of tuning frames whose lone bare squares read "background" before.
@@ -155,7 +160,7 @@ def test_the_band_is_beyond_the_outer_lines(monkeypatch: pytest.MonkeyPatch) -> 
     canon.colour[inside, inside] = (200.0, 50.0, 50.0)
     core, middles = _middles(GREEN)
     monkeypatch.setattr(squares_module, "BEYOND_BAND", (0.04, 0.16))
-    assert _like_the_plate_beyond(canon, 0.05, [4], core, middles, CONTRAST, True) == [4]
+    assert _like_the_plate_beyond(canon, 0.05, _Middles([4], core, middles, CONTRAST, True)) == [4]
 
 
 def test_a_saturated_plate_in_another_light_is_the_plate() -> None:
@@ -195,7 +200,7 @@ def test_a_spotlit_bare_square_is_like_the_bare_squares_beside_it() -> None:
     core[4] *= 1.4
     core[0] *= 0.4
     readings = _readings(".XO.?.XOX")
-    assert _like_the_bare_squares(readings, [4], core, middles, CONTRAST, True) == [4]
+    assert _like_the_bare_squares(readings, _Middles([4], core, middles, CONTRAST, True)) == [4]
 
 
 def test_a_sheet_beside_bare_squares_stays_flagged() -> None:
@@ -203,15 +208,15 @@ def test_a_sheet_beside_bare_squares_stays_flagged() -> None:
         core, middles = _middles(GREEN)
         core[4] = sheet
         readings = _readings(".XO.?.XOX")
-        assert _like_the_bare_squares(readings, [4], core, middles, CONTRAST, True) == []
+        assert _like_the_bare_squares(readings, _Middles([4], core, middles, CONTRAST, True)) == []
 
 
 def test_without_bare_squares_or_on_a_plate_that_could_hide_a_piece_nothing_is_cleared() -> None:
     core, middles = _middles(GREEN)
-    assert _like_the_bare_squares(_readings("OXO?XOXOX"), [3], core, middles, CONTRAST, True) == []
+    assert _like_the_bare_squares(_readings("OXO?XOXOX"), _Middles([3], core, middles, CONTRAST, True)) == []
     white = [(*r[:5], 240.0) for r in _readings(".XO.?.XOX")]  # a white plate under dark lines
     core, middles = _middles((240.0, 240.0, 240.0))
-    assert _like_the_bare_squares(white, [4], core, middles, CONTRAST, True) == []
+    assert _like_the_bare_squares(white, _Middles([4], core, middles, CONTRAST, True)) == []
 
 
 #: (seed, index, square) of contest_table tuning frames: a bare square of a green or blue board that a

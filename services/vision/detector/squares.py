@@ -8,8 +8,9 @@ the ring's: :mod:`.ring`)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 import cv2
 import numpy as np
@@ -581,46 +582,58 @@ def _read_squares(
     flagged = [k for k, r in enumerate(out) if r[4] == "background" and evidences[k] < f0]
     if flagged:
         middle_px = grey[:, geo.core] if colour_px is None else colour_px[:, geo.core]
-        bare = _like_the_plate_beyond(canon, half_width, flagged, middle_px, middles, contrast, dark_lines)
-        bare += _like_the_bare_squares(out, flagged, middle_px, middles, contrast, dark_lines)
+        squares = _Middles(flagged, middle_px, middles, contrast, dark_lines)
+        bare = _like_the_plate_beyond(canon, half_width, squares) + _like_the_bare_squares(out, squares)
         for k in set(bare):
             out[k] = ("empty", BEYOND_PLATE_CONFIDENCE, *out[k][2:4], "", out[k][5])
     return out, discs
 
 
-def _like_the_plate_beyond(
-    canon: _Canon,
-    half_width: float,
-    flagged: list[int],
-    core: np.ndarray,
-    middles: np.ndarray,
-    contrast: np.ndarray,
-    dark_lines: bool,
-) -> list[int]:
-    """Which of the squares ``flagged`` (read "background": their corners off the board's surface, and
-    nothing in them differing from those corners) are bare board: their middle's colour (``middles``
-    (9, N) of ``core``, each square's core pixels, grey (9, N) or BGR (9, N, 3)) is the plate's in a
-    band just outside the grid's outer lines (``BEYOND_BAND``; ``half_width`` the lines', in pitches),
-    within ``BEYOND_PLATE_MATCH`` of the grid's contrast (``contrast`` (9,)) in every channel.
+class _Middles(NamedTuple):
+    """The squares ``flagged`` (read "background": their corners off the board's surface, and nothing in
+    them differing from those corners), and what tells whether they are bare: each square's middle
+    (``middles`` (9, N) of ``core``, its core pixels, grey (9, N) or BGR (9, N, 3)), the grid's contrast
+    (``contrast`` (9,)) and its polarity (``dark_lines``)."""
+
+    flagged: list[int]
+    core: np.ndarray
+    middles: np.ndarray
+    contrast: np.ndarray
+    dark_lines: bool
+
+    def middle(self, k: int) -> np.ndarray:
+        """Square ``k``'s middle: the median grey, or B, G, R, of its middle's pixels."""
+        return np.median(self.core[k][self.middles[k]], axis=0)
+
+    def bare(self, plate_of: Callable[[int], np.ndarray]) -> list[int]:
+        """The flagged squares whose middle is the plate (``plate_of`` each square) in the light there
+        (:func:`_the_plate_in_other_light`)."""
+        return [
+            k
+            for k in self.flagged
+            if _the_plate_in_other_light(self.middle(k), plate_of(k), float(self.contrast[k]))
+        ]
+
+
+def _like_the_plate_beyond(canon: _Canon, half_width: float, squares: _Middles) -> list[int]:
+    """Which of the ``squares`` flagged are bare board: their middle's colour is the plate's in a band
+    just outside the grid's outer lines (``BEYOND_BAND``; ``half_width`` the lines', in pitches),
+    within ``BEYOND_PLATE_MATCH`` of the grid's contrast in every channel (or, on a saturated plate, its
+    colour in another light).
 
     On a full board of large pieces the lone bare square's corners take the pieces' levels (their blur
     and shadows), and the board's surface is fitted through corners that are mostly the pieces'; the
     plate beyond the outer lines is neither. A sheet laid over one square is not the plate's colour.
-    A plate that could hide a piece of its own tone (:func:`_could_hide_a_piece`, ``dark_lines``: the
-    grid's polarity) is never taken for bare so.
+    A plate that could hide a piece of its own tone (:func:`_could_hide_a_piece`, by the grid's
+    polarity) is never taken for bare so.
     """
     band = _band_beyond(canon.img.shape[0], canon.px, canon.margin, round(half_width, 3))
-    if _could_hide_a_piece(float(np.median(canon.img[band])), dark_lines):
+    if _could_hide_a_piece(float(np.median(canon.img[band])), squares.dark_lines):
         return []
-    view = canon.img if core.ndim == 2 else canon.colour
+    view = canon.img if squares.core.ndim == 2 else canon.colour
     assert view is not None
     plate = np.median(view[band], axis=0)
-    bare = []
-    for k in flagged:
-        middle = np.median(core[k][middles[k]], axis=0)
-        if _the_plate_in_other_light(middle, plate, float(contrast[k])):
-            bare.append(k)
-    return bare
+    return squares.bare(lambda _k: plate)
 
 
 @lru_cache(maxsize=16)
@@ -671,39 +684,33 @@ def _the_plate_lit(
 
 
 def _like_the_bare_squares(
-    readings: list[tuple[str, float, float, float, str, float]],
-    flagged: list[int],
-    core: np.ndarray,
-    middles: np.ndarray,
-    contrast: np.ndarray,
-    dark_lines: bool,
+    readings: list[tuple[str, float, float, float, str, float]], squares: _Middles
 ) -> list[int]:
-    """Which of the squares ``flagged`` (as for :func:`_like_the_plate_beyond`) are bare board by the
-    bare squares nearest them: their middle's colour within ``BEYOND_PLATE_MATCH`` of the grid's contrast
-    of those squares' median middle in every channel. The bare squares are those ``readings`` reads
-    empty with nothing wrong (``core``, ``middles`` and ``contrast`` as for the plate beyond).
+    """Which of the ``squares`` flagged are bare board by the bare squares nearest each: its middle's
+    colour within ``BEYOND_PLATE_MATCH`` of the grid's contrast of those squares' median middle in every
+    channel (or, on a saturated plate, that colour in another light). The bare squares are those
+    ``readings`` reads empty with nothing wrong.
 
     The plate beyond the grid can be another colour (a narrow margin, the table), and a spotlight or a
     gradient lights one side of the board unlike the band's median; the bare squares beside a flagged
     one are the plate, lit as it is. A sheet or a hand over a square is not their colour. A plate that
     could hide a piece of its own tone (:func:`_could_hide_a_piece`, judged on the bare squares' grey)
     is never taken for bare so."""
-    references = [j for j, r in enumerate(readings) if r[0] == "empty" and not r[4] and j not in flagged]
+    references = [
+        j for j, r in enumerate(readings) if r[0] == "empty" and not r[4] and j not in squares.flagged
+    ]
     if not references:
         return []
-    at = np.array([(j % GRID_SQUARES, j // GRID_SQUARES) for j in range(GRID_SQUARES**2)], dtype=float)
-    reference_grey = median(np.array([r[5] for j, r in enumerate(readings) if j in references]))
-    if _could_hide_a_piece(reference_grey, dark_lines):
+    if _could_hide_a_piece(median(np.array([readings[j][5] for j in references])), squares.dark_lines):
         return []
-    bare = []
-    for k in flagged:
+    at = np.array([(j % GRID_SQUARES, j // GRID_SQUARES) for j in range(GRID_SQUARES**2)], dtype=float)
+
+    def nearest_plate(k: int) -> np.ndarray:
         distance = np.hypot(*(at[references] - at[k]).T)
         nearest = [references[i] for i in np.flatnonzero(distance <= distance.min() + 1e-9).tolist()]
-        plate = np.median(np.stack([np.median(core[j][middles[j]], axis=0) for j in nearest]), axis=0)
-        middle = np.median(core[k][middles[k]], axis=0)
-        if _the_plate_in_other_light(middle, plate, float(contrast[k])):
-            bare.append(k)
-    return bare
+        return np.median(np.stack([squares.middle(j) for j in nearest]), axis=0)
+
+    return squares.bare(nearest_plate)
 
 
 def _the_plate_in_other_light(middle: np.ndarray, plate: np.ndarray, contrast: float) -> bool:
