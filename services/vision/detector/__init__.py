@@ -39,7 +39,9 @@ How it works, in order:
    whose corners took its neighbours' levels (a full board of large pieces) is read against the plate
    just beyond the grid's outer lines (:func:`.squares._like_the_plate_beyond`), or against the bare
    squares nearest it (:func:`.squares._like_the_bare_squares`: a spotlight lights one square unlike
-   the rest); on a saturated plate, its colour in another light counts (up to 2:1).
+   the rest); on a saturated plate, its colour in another light counts (up to 2:1). A light middle
+   more saturated than any white piece is no white piece: the plate lit brighter when it has the
+   plate's hue (:func:`.squares._the_plate_lit`), something coloured otherwise.
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
    contrast the rest of the grid shows for the light there (and no pair of large pieces, nor a piece
    reaching over the line, explains it: :func:`.occlusion._under_pieces`), something covers them. A
