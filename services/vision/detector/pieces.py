@@ -55,6 +55,12 @@ FAINT_BODY_K: Final = 1.5
 #: them and loses one real piece; 2 loses three.)
 FAINT_EDGE_SHARE: Final = 0.7
 FAINT_EDGE_K: Final = 1.5
+#: ...or over three rings (0.12 pitch) for a body this many of the finer thresholds off the plate: no
+#: faint piece, but one the first look missed where the corners' levels swell its threshold (a large
+#: piece's shadow in them), on a small board whose blur spreads a piece's edge over more of a pitch
+#: (a white piece 64 grey levels off a wood plate, pitch 35 px, its edge 0.1 pitch wide). A lamp's
+#: sheen is not that far off the plate. (3, 4 and 5 give the same results on the tuning sets.)
+STRONG_BODY_K: Final = 4.0
 #: a faint body whose differing pixels reach its square's lines ends where its level falls under this
 #: share of its middle's (see _body_edge).
 BODY_EDGE_SHARE: Final = 0.5
@@ -916,14 +922,23 @@ def _level_edge(
     """Whether a square's radial ``profile`` (as :func:`_outline` takes it) falls from a level face at
     ``body`` to the plate within a short step, somewhere between rings ``lo`` and ``hi`` (the smallest
     piece's radius and the largest's): the level falls by ``FAINT_EDGE_SHARE`` of the body, and by
-    ``FAINT_EDGE_K`` times the plate's ``threshold``, within two rings, and the face before it varies by
-    at most ``FAINT_PLATEAU`` of it. The glow of thick light lines fades over a whole square instead,
-    and falls all the way; a square lit a few levels lighter in its middle than in its corners falls by
-    a few levels, no more than the plate's own texture."""
+    ``FAINT_EDGE_K`` times the plate's ``threshold``, within two rings (three for a body
+    ``STRONG_BODY_K`` thresholds off the plate), and the face before it varies by at most
+    ``FAINT_PLATEAU`` of it. The glow of thick light lines fades over a whole square instead, and falls
+    all the way; a square lit a few levels lighter in its middle than in its corners falls by a few
+    levels, no more than the plate's own texture."""
+    spans = (2, 3) if abs(body) >= STRONG_BODY_K * threshold else (2,)
+    return any(_level_edge_over(profile, counts, body, threshold, lo, hi, span) for span in spans)
+
+
+def _level_edge_over(
+    profile: np.ndarray, counts: np.ndarray, body: float, threshold: float, lo: int, hi: int, span: int
+) -> bool:
+    """:func:`_level_edge` with the level's fall taken over ``span`` rings."""
     falls = [
-        (profile[i - 1] - profile[i + 1]) * math.copysign(1.0, body)
+        (profile[i - 1] - profile[i - 1 + span]) * math.copysign(1.0, body)
         for i in range(max(lo, 1), hi + 1)
-        if counts[i - 1] and counts[i + 1]
+        if i - 1 + span < len(profile) and counts[i - 1] and counts[i - 1 + span]
     ]
     if not falls or max(falls) < max(FAINT_EDGE_SHARE * abs(body), FAINT_EDGE_K * threshold):
         return False
