@@ -92,6 +92,14 @@ NOT_PLATE_TONE: Final = 0.6
 #: ...nor one further than this beyond the plate's tone, away from the lines' (the glow of light lines
 #: darkens a dark square's middle, and a lamp lights a light one's, by less).
 BEYOND_PLATE_TONE: Final = 1.0
+#: a square read bare on a coloured plate (its opponent colour this many grey levels from grey at
+#: least) whose middle has under this share of the plate's colour, and is darker in the plate's
+#: brightest channel than half-way from the lines to the plate, holds a black piece (see
+#: _black_by_colour), this confident at most. (On the tuning sets: +6 squares right, 6 fewer black
+#: pieces read bare, none read wrong more; 10-20 levels and a share of 0.3-0.4 give the same.)
+COLOURED_PLATE_CHROMA: Final = 20.0
+GREY_MIDDLE_SHARE: Final = 0.3
+BLACK_BY_COLOUR_CONFIDENCE: Final = 0.75
 #: mid-tone pieces in one group of tones this tight, this far from all the other pieces' tones (on the
 #: same scale), take the colour of their side (see _mid_tones_by_the_board), this confident at most.
 TONE_GROUP_SPREAD: Final = 0.2
@@ -469,16 +477,23 @@ def _read_squares(
     looks_coloured = np.zeros(9, bool)
     shows_plate = np.zeros(9, bool)
     middle_colour: dict[int, np.ndarray] = {}  # each square's middle's median B, G, R, where taken
-    rows = np.flatnonzero((evidences >= f0) & ~np.array([bool(w) for w in why]))
-    if colour_px is not None and rows.size:
-        medians = _masked_medians(colour_px[rows[:, None], geo.core], middles[rows])
-        for row, k in enumerate(rows.tolist()):
-            middle_colour[k] = medians[row]
+    clean = ~np.array([bool(w) for w in why])
+    rows = np.flatnonzero((evidences >= f0) & clean)
+    if colour_px is not None:
+        # The middles' colours, all at once: of the pieces, and of the squares that may read bare on a
+        # coloured plate with dark lines (see _black_by_colour).
+        bare_on_colour = (evidences < f0) & clean & (line_level < plate_grey)
+        bare_on_colour &= plate_chroma >= COLOURED_PLATE_CHROMA
+        taken = np.union1d(rows, np.flatnonzero(bare_on_colour))
+        if taken.size:
+            medians = _masked_medians(colour_px[taken[:, None], geo.core], middles[taken])
+            middle_colour.update(zip(taken.tolist(), medians, strict=True))
+        for k in rows.tolist():
             looks_coloured[k] = _coloured(
-                medians[row], int(middles[k].sum()), plate[k, 0, 1:], float(plate_grey[k])
+                middle_colour[k], int(middles[k].sum()), plate[k, 0, 1:], float(plate_grey[k])
             )
             off = abs(float(middle_grey[k]) - float(plate_grey[k])) / max(float(contrast[k]), 1e-3)
-            shows_plate[k] = _plate_shows(medians[row], off, float(plate_grey[k]), plate_chroma_mean[k])
+            shows_plate[k] = _plate_shows(middle_colour[k], off, float(plate_grey[k]), plate_chroma_mean[k])
     # The light end of the scale, when it is a saturated plate: it is lighter than its grey says (a green
     # plate's grey is a black foam piece's in a bright room), so the plate's brightest channel, and the
     # middle's, like with like. Dark lines are about as dark in every channel. (Light lines on a dark
@@ -516,6 +531,25 @@ def _read_squares(
             # darker than a dark plate is the glow of light lines around it, not a piece).
             towards_lines = 1.0 - tone if line_level[k] < plate_grey[k] else tone
             if -BEYOND_PLATE_TONE <= towards_lines <= NOT_PLATE_TONE:
+                if (
+                    colour_px is not None
+                    and line_level[k] < plate_grey[k]
+                    and plate_chroma[k] >= COLOURED_PLATE_CHROMA
+                    and _black_by_colour(
+                        _middle_colour(k, middle_colour, colour_px, geo, middles),
+                        float(plate_grey[k]),
+                        plate_chroma_mean[k],
+                        float(line_level[k]),
+                    )
+                ):
+                    # Black foam on a deep blue board under dim light: as dark as the plate in grey
+                    # (blue weighs a tenth in it), grey on a blue plate. Its disc is a piece's, for the
+                    # lines it hides (occlusion._under_pieces).
+                    centres_off[k], edges[k] = 0.0, PIECE_MAX_EDGE
+                    out.append(
+                        ("black", BLACK_BY_COLOUR_CONFIDENCE, evidence, tone, "", float(plate_grey[k]))
+                    )
+                    continue
                 conf = 1.0 - 0.5 * evidence / f0
                 if _could_hide_a_piece(float(plate_grey[k]), bool(line_level[k] < plate_grey[k])):
                     conf = min(conf, HIDING_PLATE_CONFIDENCE)
@@ -663,9 +697,39 @@ def _vivid(
     """Whether square ``k``'s middle (``middles`` (9, N) of each square's core pixels ``colour_px`` (9, P,
     3), B, G, R) is more saturated than a black or a white piece can be (``PIECE_MAX_SATURATION``). Its
     median colour is taken into ``middle_colour`` unless it is there already."""
+    return _saturation(_middle_colour(k, middle_colour, colour_px, geo, middles)) > PIECE_MAX_SATURATION
+
+
+def _middle_colour(
+    k: int,
+    middle_colour: dict[int, np.ndarray],
+    colour_px: np.ndarray,
+    geo: _SquareMasks,
+    middles: np.ndarray,
+) -> np.ndarray:
+    """Square ``k``'s middle's median B, G, R (``middles`` (9, N) of each square's core pixels
+    ``colour_px`` (9, P, 3)), taken into ``middle_colour`` unless it is there already."""
     if k not in middle_colour:
         middle_colour[k] = _masked_medians(colour_px[k : k + 1, geo.core], middles[k : k + 1])[0]
-    return _saturation(middle_colour[k]) > PIECE_MAX_SATURATION
+    return middle_colour[k]
+
+
+def _black_by_colour(
+    middle: np.ndarray, plate_grey: float, plate_opponent: np.ndarray, line_level: float
+) -> bool:
+    """Whether a square read bare in grey holds a black piece by its colour: its middle (B, G, R (3,))
+    has under ``GREY_MIDDLE_SHARE`` of the colour of a coloured plate (grey ``plate_grey``, opponent
+    colour B-G, R-G ``plate_opponent``, at least ``COLOURED_PLATE_CHROMA`` levels of it), and is darker
+    in the plate's brightest channel than half-way from the dark lines (grey ``line_level``) to the
+    plate. A black piece can be as dark as a deep blue or green plate in grey; it is grey where the
+    plate is coloured, and dark in the channel that makes the plate light. A shadow or a dimmer light
+    darkens the plate and keeps its colour; a sheet of paper is light."""
+    plate_chroma = float(np.hypot(*plate_opponent))
+    own_chroma = float(np.hypot(middle[0] - middle[1], middle[2] - middle[1]))
+    if plate_chroma < COLOURED_PLATE_CHROMA or own_chroma > GREY_MIDDLE_SHARE * plate_chroma:
+        return False
+    brightest = float(_bgr_of(plate_grey, plate_opponent).max())
+    return float(middle.max()) - line_level < 0.5 * (brightest - line_level)
 
 
 def _the_plate_lit(

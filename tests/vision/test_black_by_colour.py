@@ -1,0 +1,79 @@
+"""A black piece as dark as a deep blue plate in grey is grey where the plate is blue, and dark in the
+channel that makes the plate light (:func:`.squares._black_by_colour`): a square that reads bare in
+grey on such a plate holds a black piece, never certain. A shadow keeps the plate's colour; paper is
+light."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from services.vision.detector import detect
+from services.vision.detector.squares import (
+    BLACK_BY_COLOUR_CONFIDENCE,
+    COLOURED_PLATE_CHROMA,
+    _black_by_colour,
+)
+from tests.vision.contest_table.generator import render
+
+from .test_sweep import truth_as_read
+
+#: a dim blue contest plate, B, G, R, and its black lines' grey.
+BLUE_PLATE = np.array([60.0, 30.0, 25.0])
+LINES = 12.0
+
+
+def _grey(bgr: np.ndarray) -> float:
+    return float(0.114 * bgr[0] + 0.587 * bgr[1] + 0.299 * bgr[2])
+
+
+def _opponent(bgr: np.ndarray) -> np.ndarray:
+    return np.array([bgr[0] - bgr[1], bgr[2] - bgr[1]])
+
+
+def _reads_black(middle: tuple[float, float, float], plate: np.ndarray = BLUE_PLATE) -> bool:
+    return _black_by_colour(np.array(middle), _grey(plate), _opponent(plate), LINES)
+
+
+def test_black_foam_as_dark_as_the_plate_in_grey_is_black() -> None:
+    foam = (28.0, 28.0, 26.0)  # grey 27.8 against the plate's 32.1
+    assert abs(_grey(np.array(foam)) - _grey(BLUE_PLATE)) < 5
+    assert _reads_black(foam)
+
+
+def test_the_plate_in_shadow_keeps_its_colour_and_is_bare() -> None:
+    assert not _reads_black(tuple(0.5 * BLUE_PLATE))
+
+
+def test_a_grey_middle_lighter_than_half_way_in_the_plate_s_brightest_channel_is_not_black() -> None:
+    assert not _reads_black((45.0, 45.0, 45.0))
+
+
+def test_a_plate_with_little_colour_says_nothing() -> None:
+    pale = np.array([120.0, 112.0, 110.0])  # a white plate under a cool light: 8 levels of colour
+    assert float(np.hypot(*_opponent(pale))) < COLOURED_PLATE_CHROMA
+    assert not _reads_black((40.0, 40.0, 40.0), pale)
+
+
+def test_a_middle_with_the_plate_s_colour_left_is_not_grey() -> None:
+    assert not _reads_black((40.0, 25.0, 20.0))  # half the plate's blue: a dim blue, not a grey
+
+
+#: (seed, index, squares) of contest_table frames: black foam on a dim blue board, read bare before.
+FOAM_ON_BLUE = (
+    (1, 12, (2,)),
+    (3, 46, (2,)),
+    (3, 30, (1, 5)),
+)
+
+
+@pytest.mark.parametrize(("seed", "index", "squares"), FOAM_ON_BLUE)
+def test_black_foam_on_a_dim_blue_board_is_read(seed: int, index: int, squares: tuple[int, ...]) -> None:
+    sample = render(seed, index)[0]
+    det = detect(sample.image)
+    truth = truth_as_read(det, sample.board, sample.angle_deg)
+    for square in squares:
+        assert truth[square] == "X"
+        reading = det.squares[square]
+        assert reading.state == "black", (square, det.board)
+        assert reading.confidence <= BLACK_BY_COLOUR_CONFIDENCE
