@@ -41,7 +41,9 @@ How it works, in order:
    squares nearest it (:func:`.squares._like_the_bare_squares`: a spotlight lights one square unlike
    the rest); on a saturated plate, its colour in another light counts (up to 2:1). A light middle
    more saturated than any white piece is no white piece: the plate lit brighter when it has the
-   plate's hue (:func:`.squares._the_plate_lit`), something coloured otherwise.
+   plate's hue (:func:`.squares._the_plate_lit`), something coloured otherwise. A square that reads
+   bare in grey, whose middle is grey on a coloured plate and dark in the plate's brightest channel,
+   holds a black piece (:func:`.squares._black_by_colour`: black foam on a dim blue board).
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
    contrast the rest of the grid shows for the light there (and no pair of large pieces, nor a piece
    reaching over the line, explains it: :func:`.occlusion._under_pieces`), something covers them. A
