@@ -8,15 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from services.vision.detector import detect
 from services.vision.detector.squares import (
     BLACK_BY_COLOUR_CONFIDENCE,
     COLOURED_PLATE_CHROMA,
     _black_by_colour,
 )
-from tests.vision.contest_table.generator import render
 
-from .test_sweep import truth_as_read
+from .tuning_frames import read_tuning_frame
 
 #: a dim blue contest plate, B, G, R, and its black lines' grey.
 BLUE_PLATE = np.array([60.0, 30.0, 25.0])
@@ -69,9 +67,7 @@ FOAM_ON_BLUE = (
 
 @pytest.mark.parametrize(("seed", "index", "squares"), FOAM_ON_BLUE)
 def test_black_foam_on_a_dim_blue_board_is_read(seed: int, index: int, squares: tuple[int, ...]) -> None:
-    sample = render(seed, index)[0]
-    det = detect(sample.image)
-    truth = truth_as_read(det, sample.board, sample.angle_deg)
+    det, truth = read_tuning_frame("contest_table", seed, index)
     for square in squares:
         assert truth[square] == "X"
         reading = det.squares[square]

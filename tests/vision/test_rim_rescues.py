@@ -7,11 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.vision.detector import detect
-from tests.vision.contest_table.generator import render
-from tests.vision.flat.generator import make_frame as flat_frame
-
-from .test_sweep import truth_as_read
+from .tuning_frames import read_tuning_frame
 
 #: (generator, seed, index, square) of tuning frames whose piece read unknown, "too-large", before.
 TOO_LARGE_BEFORE = (
@@ -26,9 +22,7 @@ TOO_LARGE_BEFORE = (
 def test_a_ringed_piece_whose_shadow_reaches_a_corner_is_read(
     generator: str, seed: int, index: int, square: int
 ) -> None:
-    sample = render(seed, index)[0] if generator == "contest_table" else flat_frame(index, seed)
-    det = detect(sample.image)
-    truth = truth_as_read(det, sample.board, sample.angle_deg)
+    det, truth = read_tuning_frame(generator, seed, index)
     assert truth[square] != "."
     reading = det.squares[square]
     assert reading.state == {"O": "white", "X": "black"}[truth[square]], det.board

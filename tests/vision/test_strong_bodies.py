@@ -9,12 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from services.vision.detector import detect
 from services.vision.detector.pieces import STRONG_BODY_K, _level_edge
-from tests.vision.contest_table.generator import render
-from tests.vision.heldout.generator import make_frame as heldout_frame
 
-from .test_sweep import truth_as_read
+from .tuning_frames import read_tuning_frame
 
 #: a piece's face 60 grey levels off the plate, falling to it over three rings (no two-ring fall is 0.7
 #: of it), then the plate.
@@ -59,8 +56,6 @@ MISSED = (
 def test_a_large_white_piece_on_a_small_board_is_read(
     generator: str, seed: int, index: int, square: int
 ) -> None:
-    sample = render(seed, index)[0] if generator == "contest_table" else heldout_frame(index, seed)
-    det = detect(sample.image)
-    truth = truth_as_read(det, sample.board, sample.angle_deg)
+    det, truth = read_tuning_frame(generator, seed, index)
     assert truth[square] == "O"
     assert det.squares[square].state == "white", det.board
