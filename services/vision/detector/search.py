@@ -469,7 +469,8 @@ def read_at_pose(
     like_line = np.array([(r[0] == "black") == (sign < 0) and r[0] in ("black", "white") for r in readings])
     own_ok = owners >= 0
     explained = (~own_ok | like_line[np.where(own_ok, owners, 0)]).all(axis=1)
-    hidden_sample = np.broadcast_to((~seen & ~explained & ~under_piece)[:, None], owners.shape)
+    unexplained = ~seen & ~explained & ~under_piece
+    hidden_sample = np.broadcast_to(unexplained[:, None], owners.shape)
     total = np.bincount(owners[own_ok], minlength=9).astype(float)
     hidden = np.bincount(owners[own_ok], weights=hidden_sample[own_ok].astype(float), minlength=9)
     hidden_frac = hidden / np.maximum(total, 1)
@@ -496,7 +497,11 @@ def read_at_pose(
                 tone=tone,
             )
         )
-    occluded = occlusion > params.frame_occluded_frac or any(s.occluded for s in squares)
+    # The frame is covered where its lines are hidden and nothing on the board explains it: a full board
+    # of large pieces hides much of its lines, each stretch between two pieces of the lines' tone or
+    # under a piece reaching over it. (Without a grid, all of it is covered.)
+    frame_hidden = occlusion if no_grid else float(unexplained.mean())
+    occluded = frame_hidden > params.frame_occluded_frac or any(s.occluded for s in squares)
     # Why squares are covered, for the annotation and for study: not-a-piece inside, line crossed.
     why = {f"foreign_{r[4]}": float(sum(x[4] == r[4] for x in readings)) for r in readings if r[4]}
     why["crossed"] = float(crossed.sum())
