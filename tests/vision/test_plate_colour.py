@@ -16,6 +16,7 @@ from services.vision.detector.pieces import _plate_shows
 from tests.vision.flat.generator import make_frame
 
 from .test_sweep import truth_as_read
+from .tuning_frames import read_tuning_frame
 
 #: an orange wood plate in B, G, R.
 WOOD = np.array([60.0, 120.0, 170.0])
@@ -65,3 +66,20 @@ def test_white_pieces_on_wood_still_read_white() -> None:
     det = detect(sample.image)
     assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
     assert det.board.count("O") >= 4
+
+
+#: a dim green contest board in B, G, R: its green at 80, under the floor a piece's colour is judged at.
+DIM_GREEN = np.array([35.0, 80.0, 40.0])
+
+
+def test_a_middle_in_a_dim_green_board_s_own_colour_is_the_plate() -> None:
+    """A dim coloured plate is clearly coloured: the green board's own colour in a square's middle is the
+    plate, not a faint white piece (contest_table 2/156's bare square read white at 0.85 before)."""
+    grey, opponent = _grey_and_opponent(DIM_GREEN)
+    assert _plate_shows(DIM_GREEN + np.array([3.0, 6.0, 3.0]), 0.1, grey, opponent)
+
+
+def test_a_phantom_white_piece_on_a_dim_green_board_is_gone() -> None:
+    det, truth = read_tuning_frame("contest_table", 2, 156)
+    assert truth[8] == "."
+    assert det.squares[8].state == "empty", det.board

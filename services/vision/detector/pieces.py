@@ -33,6 +33,12 @@ PLATE_SHOWS_SATURATION: Final = 0.4
 PLATE_SHOWS_SHARE: Final = 0.85
 PLATE_SHOWS_OFF: Final = 0.25
 PLATE_SHOWS_TONE: Final = 0.3
+#: ...the plate's and the middle's saturation taken over their brightest channel or this, whichever is
+#: more: a dim green contest board (its green near 90) is clearly coloured, where a piece's colour
+#: needs the brighter floor (SATURATION_FLOOR; at 75 for both, black foam under a coloured lamp read
+#: coloured: 23 squares of the contest looks). (On the tuning sets: +1 right, a phantom white piece on
+#: a dim green board gone; simcam's random looks 97.3 -> 98.0 % of frames.)
+PLATE_SHOWS_FLOOR: Final = 75.0
 #: a faint body's face varies by at most this share of its level up to its edge (see _faint_piece).
 FAINT_PLATEAU: Final = 0.4
 #: a faint piece of the plate's own tone: its outline is this many thresholds off its face, which
@@ -992,11 +998,11 @@ def _coloured(med: np.ndarray, pixels: int, plate_opponent: np.ndarray, plate_gr
     return float(np.hypot(*(own - plate))) > OFF_PLATE_COLOUR * float(np.hypot(*own))
 
 
-def _saturation(bgr: np.ndarray) -> float:
+def _saturation(bgr: np.ndarray, floor: float = SATURATION_FLOOR) -> float:
     """The spread of a colour's channels (B, G, R: ``bgr`` (3,)) over its brightest one, at least
-    ``SATURATION_FLOOR``: the few levels of colour in a dark colour's noise and JPEG do not count."""
+    ``floor``: the few levels of colour in a dark colour's noise and JPEG do not count."""
     top = float(bgr.max())
-    return (top - float(bgr.min())) / max(top, SATURATION_FLOOR)
+    return (top - float(bgr.min())) / max(top, floor)
 
 
 def _bgr_of(grey: float, opponent: np.ndarray) -> np.ndarray:
@@ -1015,7 +1021,8 @@ def _plate_shows(med: np.ndarray, grey_off: float, plate_grey: float, plate_oppo
     """Whether a body's middle (the median B, G, R of its pixels: ``med`` (3,); its median grey
     ``grey_off`` grid contrasts from the plate's) is the plate showing through: on a clearly coloured
     plate (grey ``plate_grey``, opponent colour B-G, R-G ``plate_opponent``: saturation at least
-    ``PLATE_SHOWS_SATURATION``), a middle nearly as saturated (``PLATE_SHOWS_SHARE``), of the plate's
+    ``PLATE_SHOWS_SATURATION``, over its brightest channel or ``PLATE_SHOWS_FLOOR``, so that a dim
+    green board counts), a middle nearly as saturated (``PLATE_SHOWS_SHARE``), of the plate's
     own colour (within ``PLATE_SHOWS_OFF`` of its opponent colour) and near its grey
     (``PLATE_SHOWS_TONE``). Black and white pieces are far less saturated than such a plate, whatever
     the light's colour (it tints both alike); the grain of a wood plate, which differs from the plate
@@ -1023,8 +1030,11 @@ def _plate_shows(med: np.ndarray, grey_off: float, plate_grey: float, plate_oppo
     (A cross on a dark plate, whose middle is half plate, stands off the plate's grey.)"""
     if grey_off > PLATE_SHOWS_TONE:
         return False
-    plate_sat = _saturation(_bgr_of(plate_grey, plate_opponent))
-    if plate_sat < PLATE_SHOWS_SATURATION or _saturation(med) < PLATE_SHOWS_SHARE * plate_sat:
+    plate_sat = _saturation(_bgr_of(plate_grey, plate_opponent), PLATE_SHOWS_FLOOR)
+    if (
+        plate_sat < PLATE_SHOWS_SATURATION
+        or _saturation(med, PLATE_SHOWS_FLOOR) < PLATE_SHOWS_SHARE * plate_sat
+    ):
         return False
     own = np.array([med[0] - med[1], med[2] - med[1]])
     return float(np.hypot(*(own - plate_opponent))) <= PLATE_SHOWS_OFF * float(np.hypot(*plate_opponent))
