@@ -141,7 +141,9 @@ async def send_frame(rig: Rig, frame_id: int) -> None:
         await rig.peers.pub.publish("vision.board", obs)
         for _ in range(20):
             newest = rig.console.pairer.newest
-            if newest is not None and newest.frame.frame_id == frame_id:
+            # The frame alone is paired with nothing first while vision has been silent; wait for its
+            # reading too.
+            if newest is not None and newest.frame.frame_id == frame_id and newest.obs is not None:
                 return
             await asyncio.sleep(0.005)
         assert time.monotonic() < deadline, f"frame {frame_id} not paired within 5 s"
