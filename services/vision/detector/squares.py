@@ -479,9 +479,10 @@ def _read_squares(
     middle_colour: dict[int, np.ndarray] = {}  # each square's middle's median B, G, R, where taken
     clean = ~np.array([bool(w) for w in why])
     rows = np.flatnonzero((evidences >= f0) & clean)
+    # The squares that may read bare on a coloured plate with dark lines (see _black_by_colour).
+    bare_on_colour = np.zeros(9, bool)
     if colour_px is not None:
-        # The middles' colours, all at once: of the pieces, and of the squares that may read bare on a
-        # coloured plate with dark lines (see _black_by_colour).
+        # The middles' colours, all at once: of the pieces, and of those squares.
         bare_on_colour = (evidences < f0) & clean & (line_level < plate_grey)
         bare_on_colour &= plate_chroma >= COLOURED_PLATE_CHROMA
         taken = np.union1d(rows, np.flatnonzero(bare_on_colour))
@@ -531,16 +532,8 @@ def _read_squares(
             # darker than a dark plate is the glow of light lines around it, not a piece).
             towards_lines = 1.0 - tone if line_level[k] < plate_grey[k] else tone
             if -BEYOND_PLATE_TONE <= towards_lines <= NOT_PLATE_TONE:
-                if (
-                    colour_px is not None
-                    and line_level[k] < plate_grey[k]
-                    and plate_chroma[k] >= COLOURED_PLATE_CHROMA
-                    and _black_by_colour(
-                        _middle_colour(k, middle_colour, colour_px, geo, middles),
-                        float(plate_grey[k]),
-                        plate_chroma_mean[k],
-                        float(line_level[k]),
-                    )
+                if bare_on_colour[k] and _black_by_colour(
+                    middle_colour[k], float(plate_grey[k]), plate_chroma_mean[k], float(line_level[k])
                 ):
                     # Black foam on a deep blue board under dim light: as dark as the plate in grey
                     # (blue weighs a tenth in it), grey on a blue plate. Its disc is a piece's, for the
