@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 
 from .model import DetectorError
+from .stats import brightest_channel
 
 #: images smaller than this (pixels on the shorter side) cannot hold a readable grid.
 MIN_IMAGE_SIDE: Final = 48
@@ -126,5 +127,5 @@ def _prepare_image(image: np.ndarray) -> _Image:
 def _brightest(im: _Image, keep_colour: bool) -> _Image:
     """``im`` seen in each pixel's brightest channel instead of grey, with its colour or without."""
     assert im.bgr is not None
-    brightest = _prepare_image(np.ascontiguousarray(im.bgr.max(axis=2)))
+    brightest = _prepare_image(brightest_channel(im.bgr))
     return replace(brightest, bgr=im.bgr) if keep_colour else brightest

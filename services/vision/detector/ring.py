@@ -19,7 +19,7 @@ from .model import (
     DetectorParams,
 )
 from .squares import _median_of_nine, _saturated_plate
-from .stats import least_squares, median, median_along, percentile
+from .stats import brightest_channel, least_squares, median, median_along, percentile
 
 #: differing pixels below this share of a square's inside are noise, not an object.
 RING_FOREIGN_MIN_AREA: Final = 0.08
@@ -120,9 +120,8 @@ def _read_squares_ring(
     if chroma is not None:
         by_light, light = _saturated_plate(line_level, bg_grey, bg_chroma, dark_lines)
         if by_light.any():
-            t_light = (median_along(np.take(colour, disc_at, axis=1).max(axis=2), 1) - dark_ref) / np.maximum(
-                light - dark_ref, 1e-3
-            )
+            disc_light = median_along(brightest_channel(np.take(colour, disc_at, axis=1)), 1)
+            t_light = (disc_light - dark_ref) / np.maximum(light - dark_ref, 1e-3)
             t = np.where(by_light, t_light, t)
     foreign = _foreign_ring(differs, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
     # A middle beyond the lines' own tone (darker than dark lines, lighter than light ones) is no bare

