@@ -42,7 +42,7 @@ from .squares import (
     _scale_of_the_pieces,
     _two_kinds_by_the_board,
 )
-from .stats import median, percentile
+from .stats import brightest_channel, median, percentile
 from .supply import _supply
 
 #: the grid is searched again at full resolution when fewer cells than this were found at half.
@@ -96,6 +96,12 @@ COVER_LEVEL_FRAC: Final = 0.35
 #: channel, and read there when its contrast is ``BRIGHTEST_GAIN`` times higher.
 LOW_GRID_CONTRAST: Final = 24.0
 BRIGHTEST_GAIN: Final = 2.0
+#: Above it, a grid whose lines stand out this many times more in the brightest channel than in grey (a
+#: saturated plate: black foam on a blue plate is as dark as the plate in grey) is read there too, once
+#: its window is settled (:func:`_read_in_brightest`), and that read is taken on the same terms. A quick
+#: look at the canonical view's brightest channel tells such a plate at the cost of a few line samples.
+#: (On the tuning sets: 9 squares more right, 1 wrong fewer, 3 clear frames fewer flagged.)
+SATURATED_GAIN: Final = BRIGHTEST_GAIN
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -231,6 +237,7 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         found_there = _in_the_brightest(im, p, t0)
         if found_there is not None and found_there.occlusion < 1.0:
             return found_there
+    det = _read_in_brightest(im, det, half_width, p)
     return replace(
         det,
         pose_source="detected",
@@ -284,13 +291,16 @@ def _in_the_brightest(im: _Image, p: DetectorParams, t0: float) -> Detection | N
     brightest = _search(_brightest(im, keep_colour=False), p, None, t0)
     if not brightest.found or brightest.pose is None:
         return None
-    det = read_at_pose(im, brightest.pose, brightest.polarity, brightest.extra["half_width"], p)
+    half_width = brightest.extra["half_width"]
+    det = _read_in_brightest(
+        im, read_at_pose(im, brightest.pose, brightest.polarity, half_width, p), half_width, p
+    )
     return replace(
         det,
         pose_source="detected",
         cells=brightest.cells,
         processing_ms=_ms_since(t0),
-        extra={**det.extra, "half_width": brightest.extra["half_width"], "tracked": 0.0, "brightest": 1.0},
+        extra={**det.extra, "half_width": half_width, "tracked": 0.0, "brightest": 1.0},
     )
 
 
@@ -352,7 +362,7 @@ def track(
         pose = pose_from_homography(h2)
         if not -45.0 - TRACK_HYSTERESIS_DEG < pose.angle_deg <= 45.0 + TRACK_HYSTERESIS_DEG:
             h2, pose = _normalise_turn(h2)
-        det = read_at_pose(im, pose, polarity, hw, p, h=h2)
+        det = _read_in_brightest(im, read_at_pose(im, pose, polarity, hw, p, h=h2), hw, p, h=h2)
         if det.line_contrast * sign > 0:
             return replace(
                 det,
@@ -390,8 +400,34 @@ def read_board(image: np.ndarray, pose: BoardPose, params: DetectorParams | None
     :raises DetectorError: when ``image`` is not an 8-bit grey or BGR image of a usable size.
     """
     t0 = time.perf_counter()
-    det = read_at_pose(_prepare_image(image), pose, None, DEFAULT_HALF_WIDTH, params or DEFAULT_PARAMS)
+    p = params or DEFAULT_PARAMS
+    im = _prepare_image(image)
+    det = _read_in_brightest(im, read_at_pose(im, pose, None, DEFAULT_HALF_WIDTH, p), DEFAULT_HALF_WIDTH, p)
     return replace(det, pose_source="prior", processing_ms=_ms_since(t0))
+
+
+def _read_in_brightest(
+    im: _Image, det: Detection, half_width: float, params: DetectorParams, *, h: np.ndarray | None = None
+) -> Detection:
+    """``det`` (read in grey at ``det.pose``, or ``h`` when given), or the board read again at that pose in
+    each pixel's brightest channel, colour kept, when its lines stood out there ``SATURATED_GAIN`` times
+    more than in grey at the first read's quick look and do at the full read (a saturated plate: black foam
+    on a blue plate, as dark as the plate in grey, is dark on a bright plate there).
+
+    Only once the window is settled: a strip of white paper beside the board, which grey shows covered and
+    :func:`_onto_the_board` moves the window off, can pass for a plate in the brightest channel."""
+    if im.bgr is None or det.pose is None or det.extra.get("brightest_gain", 0.0) <= SATURATED_GAIN:
+        return det
+    if not det.problem:
+        return det  # read clean and sure in grey
+    other = read_at_pose(
+        _brightest(im, keep_colour=True), det.pose, None, half_width, params, h=h, in_brightest=True
+    )
+    if abs(other.line_contrast) <= SATURATED_GAIN * abs(det.line_contrast):
+        return det
+    return replace(
+        other, extra={**other.extra, "brightest_gain": det.extra["brightest_gain"], "read_in_brightest": 1.0}
+    )
 
 
 def read_at_pose(
@@ -430,6 +466,10 @@ def read_at_pose(
     typical_share = percentile(both_sides / np.maximum(light_both, 1.0), 80)
     seen = contrast / np.maximum(light, 1.0) >= params.line_seen_frac * max(typical_share, 1e-4)
     no_grid = typical < max(3.0 * im.sigma, 0.05 * im.spread)
+    brightest_gain = 0.0  # how many times more the lines stand out in the brightest channel (colour only)
+    if canon.colour is not None and not in_brightest and typical >= LOW_GRID_CONTRAST:
+        in_brightest_view = replace(canon, img=brightest_channel(canon.colour))
+        brightest_gain = percentile(_line_contrast(in_brightest_view, sign, half_width)[1], 80) / typical
     if typical < LOW_GRID_CONTRAST and im.bgr is not None and not in_brightest:
         # Lines that differ from the plate in colour more than in grey (dark lines on a blue plate: blue
         # weighs a tenth in grey) stand out in the brightest channel, and every threshold scales with
@@ -505,6 +545,7 @@ def read_at_pose(
     # Why squares are covered, for the annotation and for study: not-a-piece inside, line crossed.
     why = {f"foreign_{r[4]}": float(sum(x[4] == r[4] for x in readings)) for r in readings if r[4]}
     why["crossed"] = float(crossed.sum())
+    why["brightest_gain"] = brightest_gain
     supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params, im.bgr, h_inv=inv)
     problem = "occluded" if occluded else ("low-confidence" if any_low else "")
     return Detection(
