@@ -104,6 +104,9 @@ BRIGHTEST_GAIN: Final = 2.0
 #: 12 squares more right, 4 clear frames fewer flagged, no more wrong; at 1.5, 15 and 7; at 1.3, an
 #: occluded frame read clear, and wrong.)
 SATURATED_GAIN: Final = 1.5
+#: ...where grey reads a clean white piece this sure, the brightest channel's read takes it (see
+#: _whites_from_grey).
+WHITE_IN_GREY_CONFIDENCE: Final = 0.9
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -427,9 +430,30 @@ def _read_in_brightest(
     )
     if abs(other.line_contrast) <= SATURATED_GAIN * abs(det.line_contrast):
         return det
-    return replace(
-        other, extra={**other.extra, "brightest_gain": det.extra["brightest_gain"], "read_in_brightest": 1.0}
+    extra = {**other.extra, "brightest_gain": det.extra["brightest_gain"], "read_in_brightest": 1.0}
+    return replace(_whites_from_grey(det, other, params), extra=extra)
+
+
+def _whites_from_grey(grey: Detection, brightest: Detection, params: DetectorParams) -> Detection:
+    """``brightest`` (a saturated plate's read in the brightest channel) with the white pieces that
+    ``grey`` (the same pose's read in grey) reads clean and at least ``WHITE_IN_GREY_CONFIDENCE`` sure
+    where ``brightest`` reads no black piece. A white piece is white in every channel, the plate in its
+    brightest one: there the piece is about the plate's level, its outline faint (read bare, or its edge
+    as a shape that is no piece), while in grey it stands far off the plate. The frame is then flagged
+    by its squares and its lines' unexplained share (``lines_hidden``), as :func:`read_at_pose` flags it."""
+    squares = list(brightest.squares)
+    for n, (in_grey, there) in enumerate(zip(grey.squares, brightest.squares, strict=True)):
+        sure = in_grey.state == "white" and not in_grey.occluded
+        if sure and in_grey.confidence >= WHITE_IN_GREY_CONFIDENCE and there.state != "black":
+            squares[n] = in_grey
+    if squares == list(brightest.squares):
+        return brightest
+    occluded = brightest.extra["lines_hidden"] > params.frame_occluded_frac or any(
+        s.occluded for s in squares
     )
+    unsure = any(s.state == "unknown" for s in squares)
+    problem = "occluded" if occluded else ("low-confidence" if unsure else "")
+    return replace(brightest, squares=tuple(squares), occluded=occluded, problem=problem)
 
 
 def read_at_pose(
@@ -548,6 +572,7 @@ def read_at_pose(
     why = {f"foreign_{r[4]}": float(sum(x[4] == r[4] for x in readings)) for r in readings if r[4]}
     why["crossed"] = float(crossed.sum())
     why["brightest_gain"] = brightest_gain
+    why["lines_hidden"] = frame_hidden
     supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params, im.bgr, h_inv=inv)
     problem = "occluded" if occluded else ("low-confidence" if any_low else "")
     return Detection(
