@@ -90,6 +90,13 @@ REFINE_PASSES: Final = 2
 #: half the line width in pitches, when it cannot be measured (reading at a prior pose); its bounds, as
 #: measured: model.MIN_HALF_WIDTH and MAX_HALF_WIDTH.
 DEFAULT_HALF_WIDTH: Final = 0.04
+#: a grid found is no grid (all of it covered) where its lines stand out from the plate beside them (the
+#: 80th percentile of the line samples) by less than this many times the image's noise, or this share of
+#: its grey range. (At 0.05, faint light lines on a dark plate 8 levels off it, under a scene 220 levels
+#: wide, were no grid: on the tuning sets 9 squares more right at 0.03; at 0.02 two white pieces on a
+#: white plate read bare.)
+NO_GRID_NOISE_K: Final = 3.0
+NO_GRID_SPREAD_SHARE: Final = 0.03
 #: a hidden line sample counts as covered when its grey is this far (in line contrasts) from the lines'.
 COVER_LEVEL_FRAC: Final = 0.35
 #: Below this grid contrast in grey (levels), the grid is also looked at in each pixel's brightest
@@ -491,7 +498,7 @@ def read_at_pose(
     light_both = peaks if sign > 0 else peaks + both_sides
     typical_share = percentile(both_sides / np.maximum(light_both, 1.0), 80)
     seen = contrast / np.maximum(light, 1.0) >= params.line_seen_frac * max(typical_share, 1e-4)
-    no_grid = typical < max(3.0 * im.sigma, 0.05 * im.spread)
+    no_grid = typical < max(NO_GRID_NOISE_K * im.sigma, NO_GRID_SPREAD_SHARE * im.spread)
     brightest_gain = 0.0  # how many times more the lines stand out in the brightest channel (colour only)
     if canon.colour is not None and not in_brightest and typical >= LOW_GRID_CONTRAST:
         in_brightest_view = replace(canon, img=brightest_channel(canon.colour))
