@@ -125,6 +125,13 @@ WHITE_PLATE_SHARE: Final = 0.75
 #: a piece nearer the plate's tone than this share of the way the other pieces of its colour stand from
 #: it (when they stand ODD_TONE_GROUP or more from it) is something else (see _odd_tones_by_the_board).
 ODD_TONE_SHARE: Final = 0.3
+#: ...with light lines on a dark plate, this share: the scale is wide there (white pieces two or more of
+#: the grid's contrasts off the plate), and a glossy black piece lit grey by a point light lies as light
+#: as the lines, about 0.4 of the way to the white pieces. (On the tuning sets at 0.45: three black
+#: pieces read white fewer, nothing read right lost; at 0.55, two squares right lost on coloured plates.
+#: With dark lines the white pieces lie a fraction of the contrast off a light plate, and 0.45 lost 15
+#: squares right, white pieces shaded beside others.)
+ODD_TONE_SHARE_LIGHT_LINES: Final = 0.45
 ODD_TONE_GROUP: Final = 0.5
 #: ...unless its square's corners are lit (a white piece) or shaded (a black one) this share of the
 #: grid's contrast beyond the level the other squares predict, by the piece's own blur, and it is not
@@ -1018,8 +1025,9 @@ def _odd_tones_by_the_board(
 ) -> list[tuple[str, float, float, float, str, float]]:
     """``readings`` (one per square, as :func:`_combine` gives them) with each piece of an odd tone
     flagged "odd-tone": a piece whose middle lies nearer the plate's tone (1 on the grid's scale with
-    dark lines, 0 with light ones) than ``ODD_TONE_SHARE`` of the way the other pieces of its colour
-    stand from it (at least two, clean, their median ``ODD_TONE_GROUP`` or more from the plate). Pieces
+    dark lines, 0 with light ones) than ``ODD_TONE_SHARE`` (``ODD_TONE_SHARE_LIGHT_LINES`` with light
+    lines) of the way the other pieces of its colour stand from it (at least two, clean, their median
+    ``ODD_TONE_GROUP`` or more from the plate). Pieces
     of one kind are alike, and the scale is the grid's own around each square (gradients and shadows
     shift both ends alike): a body read white far dimmer than the white pieces beside it is a steel
     coin, not one of them, and one read black far paler than the black pieces is brass or a shadow.
@@ -1035,6 +1043,7 @@ def _odd_tones_by_the_board(
     A piece not odd, but short of ``SHORT_OF_KIND_SHARE`` of its kind's way from the plate, is read at
     most ``RESCALED_CONFIDENCE`` sure (a glossy black piece's highlight read white among white pieces)."""
     plate = 1.0 if dark_lines else 0.0
+    odd_share = ODD_TONE_SHARE if dark_lines else ODD_TONE_SHARE_LIGHT_LINES
     board_tones: list[tuple[float, float]] | None = None  # (computed only for a piece odd by the share)
     out = list(readings)
     for k, (state, conf, evidence, tone, problem, plate_grey) in enumerate(readings):
@@ -1053,7 +1062,7 @@ def _odd_tones_by_the_board(
         by_share = (
             len(others) >= 2
             and abs(group - plate) >= ODD_TONE_GROUP
-            and (tone - plate) / (group - plate) < ODD_TONE_SHARE
+            and (tone - plate) / (group - plate) < odd_share
         )
         if by_share and line_level is not None and board_tones is None:
             board_tones = _on_the_board_scale(readings, line_level)
@@ -1069,7 +1078,7 @@ def _odd_tones_by_the_board(
             group_b = median(np.array(others_b))
             by_share = (
                 abs(group_b - plate) >= ODD_TONE_GROUP
-                and (board_tones[k][0] - plate) / (group_b - plate) < ODD_TONE_SHARE
+                and (board_tones[k][0] - plate) / (group_b - plate) < odd_share
             )
         if far_side or by_share:
             out[k] = (state, conf, evidence, tone, "odd-tone", plate_grey)
