@@ -9,9 +9,11 @@ How it works, in order:
 
 1. **Cells.** A blurred grey image is compared with its local mean (a window a few percent of the image
    wide) twice: pixels clearly darker than their neighbourhood, and pixels clearly lighter. Either mask
-   may hold the grid lines; the regions they enclose are the nine cells. Every enclosed region whose
-   convex hull is a filled, roughly square quadrilateral is a candidate cell (a piece inside a cell is a
-   hole in it, or a dent when it touches a line, neither of which changes the hull much).
+   may hold the grid lines (the second is not searched when the first gives five or more cells in
+   their places: :data:`.cells.SURE_CELLS`); the regions they enclose are the nine cells. Every
+   enclosed region whose convex hull is a filled, roughly square quadrilateral is a candidate cell (a
+   piece inside a cell is a hole in it, or a dent when it touches a line, neither of which changes the
+   hull much).
 2. **Lattice.** Candidates of similar size and orientation that sit on a common square lattice (integer
    steps of one pitch along the cell's own axes) are grouped; the best 3x3 window of the best group is
    the grid. Sorting by y then x is never used, so the order is right at any angle. When pieces break
@@ -43,7 +45,10 @@ How it works, in order:
    more saturated than any white piece is no white piece: the plate lit brighter when it has the
    plate's hue (:func:`.squares._the_plate_lit`), something coloured otherwise. A square that reads
    bare in grey, whose middle is grey on a coloured plate and dark in the plate's brightest channel,
-   holds a black piece (:func:`.squares._black_by_colour`: black foam on a dim blue board).
+   holds a black piece (:func:`.squares._black_by_colour`: black foam on a dim blue board). A board
+   on a saturated plate that grey leaves unsure is read again in each pixel's brightest channel, where
+   its lines stand out more, once its window is settled, keeping the white pieces grey reads sure
+   (:func:`.search._read_in_brightest`, :func:`.search._whites_from_grey`).
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
    contrast the rest of the grid shows for the light there (and no pair of large pieces, nor a piece
    reaching over the line, explains it: :func:`.occlusion._under_pieces`), something covers them. A
