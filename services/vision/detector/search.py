@@ -422,9 +422,11 @@ def _read_in_brightest(
     im: _Image, det: Detection, half_width: float, params: DetectorParams, *, h: np.ndarray | None = None
 ) -> Detection:
     """``det`` (read in grey at ``det.pose``, or ``h`` when given), or the board read again at that pose in
-    each pixel's brightest channel, colour kept, when its lines stood out there ``SATURATED_GAIN`` times
-    more than in grey at the first read's quick look and do at the full read (a saturated plate: black foam
-    on a blue plate, as dark as the plate in grey, is dark on a bright plate there).
+    each pixel's brightest channel, colour kept, when grey left it unsure (``det.problem``: a square
+    unknown, the frame flagged) and its lines stood out there ``SATURATED_GAIN`` times more than in grey
+    at the first read's quick look and do at the full read (a saturated plate: black foam on a blue
+    plate, as dark as the plate in grey, is dark on a bright plate there). A board read clean in grey
+    keeps that read: the brightest channel of a saturated plate carries its chroma's noise.
 
     Only once the window is settled: a strip of white paper beside the board, which grey shows covered and
     :func:`_onto_the_board` moves the window off, can pass for a plate in the brightest channel."""
