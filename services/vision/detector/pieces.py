@@ -109,11 +109,15 @@ MIDDLE_MIN_RADIUS: Final = 0.07
 #: around is something flat and larger (its outermost ring, 0.46-0.50, exists only towards the corners).
 PIECE_MAX_EDGE: Final = RING_FIRST + RING_STEP * (RING_COUNT - 1) - 1e-6
 #: a piece seen by the shadow on one side of it (see _rim_pieces): an arc on this many sectors of
-#: EDGE_SECTORS, each this many of the rim look's thresholds darker than the middle. (At 3.0, four more
-#: squares of the tuning sets read right, but the blur of dark lines on a brushed plate in simcam's dim
-#: sweep makes an arc 2.9 off; on three sectors the circle fits too loosely: fewer right.)
+#: EDGE_SECTORS, on average this many of the rim look's thresholds darker than the middle, and each
+#: sector at least CRESCENT_MIN_K. (A minimum of 3.0 on every sector read four more squares of the
+#: tuning sets right, but the blur of dark lines on a brushed plate in simcam's dim sweep makes an arc
+#: 2.9 off all along; on three sectors the circle fits too loosely: fewer right. A shadow fades at one
+#: end of its arc: with every sector at 4.0, a white plate's arc of 77, 54, 60 and 30 levels at a
+#: threshold of 9 was no piece.)
 CRESCENT_SECTORS: Final = 4
 CRESCENT_K: Final = 4.0
+CRESCENT_MIN_K: Final = 2.0
 #: the evidence of a piece seen by its rim alone (see _rim_piece): a circle all round is a whole piece.
 RIM_EVIDENCE: Final = 1.0
 #: a rim may be missing from this many of the ``EDGE_SECTORS`` (the lit side of a black piece on a plate
@@ -753,14 +757,15 @@ def _rim_pieces(
     all_round = (strength.min(axis=1) >= floor_live) & ~(dark_lines[live] & at_lines.any(axis=1))
     partial = (strength[rows, strongest].min(axis=1) >= floor_live) & ~at_lines[rows, strongest].any(axis=1)
     rim = all_round | partial
-    # The crescent's sectors: one arc (neighbours all but once round the circle), each far enough off
-    # the face, none at the lines.
+    # The crescent's sectors: one arc (neighbours all but once round the circle), far enough off the
+    # face on average and each some way off (a shadow fades at one end), none at the lines.
     arc = np.sort(np.argsort(-strength, axis=1)[:, :CRESCENT_SECTORS], axis=1)
     steps = np.diff(np.concatenate([arc, arc[:, :1] + EDGE_SECTORS], axis=1), axis=1)
     one_arc = np.count_nonzero(steps == 1, axis=1) == CRESCENT_SECTORS - 1
     crescent = (
         one_arc
-        & (strength[rows, arc].min(axis=1) >= CRESCENT_K * threshold[live])
+        & (strength[rows, arc].mean(axis=1) >= CRESCENT_K * threshold[live])
+        & (strength[rows, arc].min(axis=1) >= CRESCENT_MIN_K * threshold[live])
         & ~at_lines[rows, arc].any(axis=1)
     )
     for row in np.flatnonzero(rim | crescent).tolist():
@@ -779,14 +784,15 @@ def _crescent_from(
 ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
     """A piece of the plate's own tone seen by the shadow on one side of it, from its outline's peaks
     around the square's centre (``around``, darker than the middle, ``body``), or None: the
-    ``CRESCENT_SECTORS`` sectors where it stands out most (one arc, as :func:`_rim_pieces` checks),
-    each ``CRESCENT_K`` thresholds or more, all clear of the lines, on one circle of a piece's size
+    ``CRESCENT_SECTORS`` sectors where it stands out most (one arc, as :func:`_rim_pieces` checks, on
+    average ``CRESCENT_K`` thresholds off), each ``CRESCENT_MIN_K`` thresholds or more, all clear of
+    the lines, on one circle of a piece's size
     (:func:`_circle_through`, then again around that circle's centre). A pen's edge is straight (no
     circle of a piece's size); a stain is no arc around the middle; the blur of dark lines lies at the
     lines."""
     # (_circle_through's floor is OUTLINE_CIRCLE_K thresholds: it is given the threshold that makes
-    # its floor CRESCENT_K of the square's.)
-    floor = CRESCENT_K / OUTLINE_CIRCLE_K * threshold
+    # its floor CRESCENT_MIN_K of the square's.)
+    floor = CRESCENT_MIN_K / OUTLINE_CIRCLE_K * threshold
     drop = EDGE_SECTORS - CRESCENT_SECTORS
     return _rim_disc(geo, _circle_on_some_sectors(grey_dev, geo, around, body, floor, drop))
 
