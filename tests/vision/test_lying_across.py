@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from services.vision import detector as D
-from services.vision.detector.across import _lying_across
+from services.vision.detector.across import _lying_across, _steps_along
 from tests.vision.contest_table.generator import render
 from tests.vision.flat.generator import make_frame
+from tests.vision.heldout.generator import make_frame as heldout_frame
 
 from .test_sweep import truth_as_read
 
@@ -121,3 +122,40 @@ def test_a_wood_plate_with_slanted_grain_reads_clear() -> None:
     det = D.detect(sample.image)
     assert not det.occluded
     assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
+
+
+def _edge_over_stretches(below: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """A view 200 px wide with a straight edge along row 30: ``above`` (200 greys, one per column)
+    above it, ``below`` below it."""
+    view = np.empty((60, 200), np.float32)
+    view[:30] = above
+    view[30:] = below
+    return view
+
+
+SEGMENT = (10.0, 30.0, 190.0, 30.0)
+
+
+def test_a_pen_of_one_tone_over_pieces_of_its_own_tone_steps_one_way() -> None:
+    """A dark pen over black pieces (no step) and the plate between them (a step down, half its length):
+    not the same way along ACROSS_CONSISTENT of it, but one way, never the other, with its body of one
+    tone (heldout 1/59 and contest_table 3/43, tuning frames, read clear before)."""
+    pieces_and_plate = np.where((np.arange(200) // 20) % 2 == 0, 20.0, 180.0)
+    view = _edge_over_stretches(np.full(200, 30.0), pieces_and_plate)
+    assert _steps_along(view, SEGMENT, 3.0, 0.25 * CONTRAST, CONTRAST)
+
+
+def test_an_edge_between_two_mottled_sides_is_no_pen() -> None:
+    """The same steps, but neither side of one tone (pieces and plate on both): no pen's body."""
+    rng = np.random.default_rng(3)
+    mottled = np.where((np.arange(200) // 20) % 2 == 0, 20.0, 180.0)
+    other = np.where(rng.random(200) < 0.5, 30.0, 120.0)
+    view = _edge_over_stretches(other, mottled)
+    assert not _steps_along(view, SEGMENT, 3.0, 0.25 * CONTRAST, CONTRAST)
+
+
+def test_a_pen_over_pieces_on_rendered_boards_covers_the_board() -> None:
+    for sample in (heldout_frame(59, 1), render(3, 43)[0]):
+        det = D.detect(sample.image)
+        assert sample.occluded and det.found
+        assert det.occluded and det.extra.get("foreign_across", 0.0) > 0

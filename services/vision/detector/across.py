@@ -37,6 +37,13 @@ ACROSS_SIDE: Final = 0.05
 ACROSS_SIDE_MIN_PX: Final = 2.0
 ACROSS_STEP_SHARE: Final = 0.25
 ACROSS_CONSISTENT: Final = 0.8
+#: ...or the grey steps one way along ACROSS_ONE_WAY of it and the other way along at most
+#: ACROSS_OTHER_WAY, while one side stays within ACROSS_UNIFORM_SHARE of the grid's contrast of its own
+#: median (median absolute deviation): a pen's body, of one tone all along, lying over pieces of its
+#: own tone in places (where it steps not at all) and over the plate or other pieces elsewhere.
+ACROSS_ONE_WAY: Final = 0.4
+ACROSS_OTHER_WAY: Final = 0.05
+ACROSS_UNIFORM_SHARE: Final = 0.05
 #: ...and by this many times the plate's texture (the view's fine detail, see _texture): the grain of
 #: a wood plate runs straight and slanted too, a few times its own texture off the plate.
 ACROSS_TEXTURE_K: Final = 4.0
@@ -93,7 +100,7 @@ def _slanted_edges(
             continue
         if not step:  # (only when there is an edge to judge: the texture takes a blur of the view)
             step = max(ACROSS_STEP_SHARE * contrast, ACROSS_TEXTURE_K * _texture(view[lo:hi, lo:hi]), 1e-3)
-        if _steps_along(view, (x1, y1, x2, y2), max(ACROSS_SIDE * px, ACROSS_SIDE_MIN_PX), step):
+        if _steps_along(view, (x1, y1, x2, y2), max(ACROSS_SIDE * px, ACROSS_SIDE_MIN_PX), step, contrast):
             out.append((x1, y1, x2, y2))
     return out
 
@@ -104,9 +111,13 @@ def _texture(view: np.ndarray) -> float:
     return MAD_TO_SIGMA * median(np.abs(fine))
 
 
-def _steps_along(view: np.ndarray, seg: tuple[float, float, float, float], side: float, big: float) -> bool:
+def _steps_along(
+    view: np.ndarray, seg: tuple[float, float, float, float], side: float, big: float, contrast: float
+) -> bool:
     """Whether the grey steps across the edge ``seg`` the same way along ``ACROSS_CONSISTENT`` of it, by
-    ``big`` grey levels or more (the two sides sampled ``side`` pixels from it)."""
+    ``big`` grey levels or more (the two sides sampled ``side`` pixels from it); or one way along
+    ``ACROSS_ONE_WAY`` of it and the other way along no more than ``ACROSS_OTHER_WAY``, with one side of
+    one tone all along (within ``ACROSS_UNIFORM_SHARE`` of the grid's ``contrast``)."""
     x1, y1, x2, y2 = seg
     length = math.hypot(x2 - x1, y2 - y1)
     nx, ny = -(y2 - y1) / length, (x2 - x1) / length
@@ -119,6 +130,12 @@ def _steps_along(view: np.ndarray, seg: tuple[float, float, float, float], side:
         yi = np.clip(np.rint(y + dy).astype(np.int64), 0, h - 1)
         return view[yi, xi]
 
-    step = at(side * nx, side * ny) - at(-side * nx, -side * ny)
-    share = max(np.count_nonzero(step >= big), np.count_nonzero(step <= -big)) / step.size
-    return share >= ACROSS_CONSISTENT
+    left, right = at(side * nx, side * ny), at(-side * nx, -side * ny)
+    step = left - right
+    up, down = np.count_nonzero(step >= big) / step.size, np.count_nonzero(step <= -big) / step.size
+    if max(up, down) >= ACROSS_CONSISTENT:
+        return True
+    if max(up, down) < ACROSS_ONE_WAY or min(up, down) > ACROSS_OTHER_WAY:
+        return False
+    spread = min(median(np.abs(left - median(left))), median(np.abs(right - median(right))))
+    return spread <= ACROSS_UNIFORM_SHARE * contrast
