@@ -87,6 +87,11 @@ TRACK_HYSTERESIS_DEG: Final = 2.0
 OFF_BOARD_GAIN: Final = 2
 #: refinements of a found pose on the grid lines (the cells' centres are found at half resolution).
 REFINE_PASSES: Final = 2
+#: ...a pass that leaves this share of the line segments fewer seen than before it is undone, when
+#: COMB_MIN_SEEN of them were seen before it. (On the tuning sets: 9 squares more right, a small board
+#: found and read that was not; at 0.05, 5 more right, but a white piece on a white plate read bare at
+#: 1.0 in a flagged frame; undone whatever was seen before, a blue contest board's square unknown.)
+REFINE_MAX_LOSS: Final = 0.1
 #: half the line width in pitches, when it cannot be measured (reading at a prior pose); its bounds, as
 #: measured: model.MIN_HALF_WIDTH and MAX_HALF_WIDTH.
 DEFAULT_HALF_WIDTH: Final = 0.04
@@ -167,10 +172,20 @@ def _best_candidate(
         # Nine cells place the grid well; fewer (pieces touching lines, half resolution, the comb) are
         # refined on the lines themselves.
         seen = 1.0
+        refined: tuple[np.ndarray, float] | None = None  # the pose the last pass refined, its lines seen
         for _ in range(REFINE_PASSES if cells < GRID_SQUARES**2 else 0):
             fit = _fit_lines(im.gray, h, pitch, sign, half_width, p)
             if fit is None:
                 break
+            seen_before = refined[1] if refined is not None else 0.0
+            lost = seen_before >= COMB_MIN_SEEN and fit.seen < seen_before - REFINE_MAX_LOSS
+            if refined is not None and lost:
+                # The last pass moved a grid whose lines were seen off them (a line fitted along the
+                # pieces beside it skews the crossings of a small grid): the pose it refined stands.
+                # (Where few were seen, as on a blue plate in grey, a pass's count says little.)
+                h, seen = refined
+                break
+            refined = (h, fit.seen)
             h, seen = fit.h, fit.seen
         # The comb's grid replaces the cells' only when its lines are clearly better seen, unless the
         # cells' window did not look like a grid itself (cells on the plate between large pieces can be
