@@ -26,7 +26,9 @@ How it works, in order:
    one outer row or column covered all along is read again a square the other way, and taken when that
    is clearly better (:func:`.search._onto_the_board`). With fewer than
    nine cells it is refined on the lines: each line is located from cross-line profiles (half-maximum
-   centroids), straight lines are fitted to them, and their 16 crossings correct the homography. The
+   centroids), straight lines are fitted to them, and their 16 crossings correct the homography (a
+   pass that loses a tenth of a well-seen grid's line segments is undone: on a small board a line
+   fitted along the pieces beside it skews the crossings). The
    signed angle, centre and corners follow from it. Square 1 is the top-left cell in the board's own
    frame.
 4. **Reading.** The grid is warped to the canonical view and each square read twice. Against the
@@ -58,7 +60,8 @@ How it works, in order:
    piece nor filling the square into its corners, on a plate like the others'; otherwise it is a hand,
    a pen, a coin or a sheet, and the square is occluded. A long straight edge slanted from the board's
    lines is a pen lying across it (:func:`.across._lying_across`): nothing of a game is straight and
-   slanted, and a pen of the lines' tone hides none of them. An occluded square is unknown, and the
+   slanted, and a pen of the lines' tone hides none of them (over pieces of its own tone its edge
+   steps only in places, beside a body of one tone all along). An occluded square is unknown, and the
    frame is occluded.
 6. **Supply.** Piece-sized, round (not square like a marker's cells), grey (not coloured), clearly
    light or dark blobs off the grid are supply pieces.
