@@ -43,6 +43,7 @@ from .pieces import (
     _SquareMasks,
 )
 from .stats import brightest_channel, least_squares, median, median_along, percentile, row_norms
+from .tails import blur_tails, middle_tones
 
 #: a piece whose middle's tone is within this of the plate's end of the grid's scale (0 the lines', 1
 #: the plate's tone) is read at most this confident.
@@ -150,6 +151,12 @@ SHORT_OF_KIND_SHARE: Final = 0.75
 #: a piece seen only at the plate's texture (see pieces._faint_piece): its reading is never certain,
 #: this confident at most.
 FAINT_MAX_CONFIDENCE: Final = 0.85
+#: a square read bare where the lines' blur taken out of its corners (see .tails) is this share of the
+#: least a piece differs by (``DetectorParams.piece_min_frac`` of the grid's contrast) or more is read
+#: this confident at most: the blur's tail decided it. (On the tuning sets, a defocused small board's
+#: white piece read bare at 0.92 without this.)
+TAIL_BARE_SHARE: Final = 0.5
+TAIL_BARE_CONFIDENCE: Final = 0.85
 #: robust passes of the plate surface fit, the residual (in robust sigmas) beyond which a corner is
 #: dropped, and the fewest corners the fit keeps.
 PLATE_FIT_PASSES: Final = 3
@@ -329,7 +336,17 @@ def _read_squares(
         np.subtract(colour[..., 2], colour[..., 1], out=data[..., 2])
     n_ch = data.shape[-1]
     # Each square's four corner medians, then one surface through all of them.
-    vals = _corner_medians(data, geo).reshape(-1, n_ch)
+    vals = _corner_medians(data, geo)  # (Q, 9, C)
+    # With dark lines, the corners as the plate would be without the lines' blur in them (see .tails).
+    tail_at_corners = 0.0
+    if dark_lines and not full_board:
+        tones = middle_tones(grey, geo, vals[..., 0], line_level)
+        tail = blur_tails(canon.img, geo, s, m, tones, noise)
+        if tail.any():
+            data[..., 0] += tail
+            vals[..., 0] = _corner_medians(data[..., :1], geo)[..., 0]
+            tail_at_corners = median(tail[geo.corner_at])
+    vals = vals.reshape(-1, n_ch)
     plate_px, plate_corners = _plate_surface(vals, geo.corner_design, geo.pixel_design)
     # The surface gives the plate's shape; each square's own corners its level (median of four: one
     # corner in a shadow does not move it), so a square lit or clipped unlike the surface stays bare.
@@ -599,6 +616,13 @@ def _read_squares(
             conf = min(conf, PLATE_TONE_CONFIDENCE)
         state = "black" if tone < 0.5 else "white"
         out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
+    if tail_at_corners > 0.0:
+        # A square that reads bare because the lines' blur was taken out of its corners is not certain.
+        unsure = tail_at_corners >= TAIL_BARE_SHARE * params.piece_min_frac * contrast
+        out = [
+            (r[0], min(r[1], TAIL_BARE_CONFIDENCE), *r[2:]) if r[0] == "empty" and unsure[k] else r
+            for k, r in enumerate(out)
+        ]
     if _pieces_like_the_plate(out, line_level < plate_grey):
         out = [(r[0], min(r[1], HIDING_PLATE_CONFIDENCE), *r[2:]) if r[0] == "empty" else r for r in out]
     discs = np.column_stack([centres_off, edges, middle_grey])
