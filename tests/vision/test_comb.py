@@ -139,7 +139,7 @@ def test_every_grid_the_comb_offers_and_the_lines_confirm_is_the_board(board: st
             truth = D.detect(image)
             assert truth.found and truth.pose is not None and truth.cells >= search.COMB_BELOW_CELLS
             im = detector_image._prepare_image(image)
-            for h, pitch in comb._comb_search(im, D.DEFAULT_PARAMS):
+            for h, pitch in comb._comb_search(im, D.DEFAULT_PARAMS).square:
                 best = search._best_candidate(im, [(h, pitch, 0)], D.DEFAULT_PARAMS)
                 if best is None:
                     continue

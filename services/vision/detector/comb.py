@@ -5,6 +5,7 @@ parallel lines each way."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Final
 
 import cv2
@@ -33,6 +34,11 @@ COMB_RIDGE_REACH: Final = (1, 2, 3)
 #: the plate's strips between lines and pieces make a second, offset grid that passes the check (4 a
 #: kind: 84 of 725 passing grids on rendered full boards were a quarter pitch off; 1 a kind: 0 of 200).
 COMB_CANDIDATES: Final = 1
+#: the comb for a board seen in perspective (:meth:`_Combs.free`): each set of lines its own angle, turned at
+#: most this many degrees from square to the other's, and its own pitch, at most this ratio to the
+#: other's (a camera tilted so that the board's far side is a fifth smaller than its near side).
+COMB_FREE_ANGLE: Final = 10.0
+COMB_FREE_PITCH_RATIO: Final = 1.2
 
 
 def _comb_angles(img: np.ndarray) -> list[float]:
@@ -123,7 +129,7 @@ def _best_combs(
     return [(float(best[i]), int(x0s[i]), int(y0s[i]), float(best_pitch[i])) for i in range(pairs)]
 
 
-def _comb_search(im: _Image, params: DetectorParams) -> list[tuple[np.ndarray, float]]:
+def _comb_search(im: _Image, params: DetectorParams) -> _Combs:
     """A second way to find the grid, for boards whose cells pieces break up (large pieces touching
     thin lines, a full board): the grid is four long, evenly spaced parallel lines each way.
 
@@ -134,7 +140,8 @@ def _comb_search(im: _Image, params: DetectorParams) -> list[tuple[np.ndarray, f
     pieces, plate and table do not). The comb of four equally spaced peaks with the same pitch on both
     axes is the grid. Returns the grids found, the likeliest first (interleaving the two kinds of
     evidence, whose scores are not comparable), each as the image -> canonical homography and the pitch
-    in image pixels, for the caller to check on the lines.
+    in image pixels, for the caller to check on the lines (:attr:`_Combs.square`); and, from the same
+    profiles, the grids of a board seen in perspective, on demand (:meth:`_Combs.free`).
     """
     img = im.small
     hgt, wid = img.shape
@@ -147,7 +154,8 @@ def _comb_search(im: _Image, params: DetectorParams) -> list[tuple[np.ndarray, f
     found: list[tuple[str, np.ndarray]] = []  # (kind of evidence, image -> turned view)
     profiles: list[tuple[np.ndarray, np.ndarray]] = []
     to_small = np.diag([im.scale, im.scale, 1.0])
-    for angle in _comb_angles(img):
+    angles = _comb_angles(img)
+    for angle in angles:
         # Turning the image by -angle brings the board's x axis (cos a, -sin a) onto the view's x axis.
         turn = cv2.getRotationMatrix2D((wid / 2.0, hgt / 2.0), -angle, 1.0)
         turn[:, 2] += ((side - wid) / 2.0, (side - hgt) / 2.0)
@@ -164,16 +172,94 @@ def _comb_search(im: _Image, params: DetectorParams) -> list[tuple[np.ndarray, f
             profiles.append((_comb_profile(mask, 0), _comb_profile(mask, 1)))
             # Ridges across x for the vertical lines, across y for the horizontal ones.
             profiles.append((_comb_profile(_ridges(ridges, 1), 0), _comb_profile(_ridges(ridges, 0), 1)))
+    square = [
+        (kind, score, _turned_to_canonical(x0, y0, pitch) @ to_view, pitch)
+        for (kind, to_view), (score, x0, y0, pitch) in zip(found, _best_combs(profiles, pitches), strict=True)
+    ]
+    return _Combs(_likeliest(square, im.scale), found, profiles, pitches, angles, im.scale)
+
+
+def _turned_to_canonical(x0: float, y0: float, pitch: float) -> np.ndarray:
+    """canonical = ((x - x0) / pitch, (y - y0) / pitch) in a turned view."""
+    return np.array([[1.0 / pitch, 0.0, -x0 / pitch], [0.0, 1.0 / pitch, -y0 / pitch], [0.0, 0.0, 1.0]])
+
+
+def _likeliest(
+    grids: list[tuple[str, float, np.ndarray, float]], scale: float
+) -> list[tuple[np.ndarray, float]]:
+    """The ``COMB_CANDIDATES`` best-scoring of ``grids`` (kind of evidence, score, image -> canonical
+    homography, pitch in the comb's image, which is the prepared image at ``scale``) of each kind,
+    interleaved, as (homography, pitch in image pixels)."""
     ranked: dict[str, list[tuple[float, np.ndarray, float]]] = {"mask": [], "ridge": []}
-    for (kind, to_view), (score, x0, y0, pitch) in zip(found, _best_combs(profiles, pitches), strict=True):
-        # canonical = ((x - x0) / pitch, (y - y0) / pitch) in the turned view.
-        to_canon = np.array(
-            [[1.0 / pitch, 0.0, -x0 / pitch], [0.0, 1.0 / pitch, -y0 / pitch], [0.0, 0.0, 1.0]]
-        )
-        ranked[kind].append((score, to_canon @ to_view, pitch / im.scale))
+    for kind, score, h, pitch in grids:
+        ranked[kind].append((score, h, pitch / scale))
     out: list[tuple[np.ndarray, float]] = []
     for kind in ranked:
         ranked[kind].sort(key=lambda t: -t[0])
     for pair in zip(*(r[:COMB_CANDIDATES] for r in ranked.values()), strict=False):
         out += [(h, pitch) for _score, h, pitch in pair]
+    return out
+
+
+@dataclass(frozen=True)
+class _Combs:
+    """What :func:`_comb_search` found: the grids of a board seen straight (``square``), and what it
+    found them from, for the grids of a board seen in perspective (:meth:`free`)."""
+
+    square: list[tuple[np.ndarray, float]]
+    found: list[tuple[str, np.ndarray]]
+    profiles: list[tuple[np.ndarray, np.ndarray]]
+    pitches: np.ndarray
+    angles: list[float]
+    scale: float
+
+    def free(self) -> list[tuple[np.ndarray, float]]:
+        """The grids of a board seen in perspective (a camera that does not look straight down): its two
+        sets of lines are not square to each other in the image, nor spaced alike. Each set takes its own
+        angle of the likeliest ones and its own pitch (:func:`_free_combs`), and the grid is the affine
+        map that puts both sets on whole pitches; the lines correct the rest."""
+        return _likeliest(_free_combs(self.found, self.profiles, self.pitches, self.angles), self.scale)
+
+
+def _free_combs(
+    found: list[tuple[str, np.ndarray]],
+    profiles: list[tuple[np.ndarray, np.ndarray]],
+    pitches: np.ndarray,
+    angles: list[float],
+) -> list[tuple[str, float, np.ndarray, float]]:
+    """The combs of :func:`_comb_search` with each set of lines on its own (:meth:`_Combs.free`): every
+    profile's best comb at its own pitch (:func:`_comb_teeth`), then for each kind of evidence and
+    polarity every pairing of one angle's vertical lines with one angle's horizontal lines (``angles``,
+    as the views in ``found`` and ``profiles`` are laid out, angle by angle) whose angles are within
+    ``COMB_FREE_ANGLE`` of each other (modulo 90 degrees) and whose pitches are within
+    ``COMB_FREE_PITCH_RATIO``. Returns (kind, score, image -> canonical homography, pitch in the
+    comb's pixels: the two pitches' geometric mean) for each pairing."""
+    stack = np.array([p for pair in profiles for p in pair], dtype=np.float64)
+    best = np.full(len(stack), -math.inf)
+    start = np.zeros(len(stack), dtype=np.int64)
+    own_pitch = np.zeros(len(stack))
+    for pitch in pitches:
+        score, first = _comb_teeth(stack, pitch)
+        better = score > best
+        best = np.where(better, score, best)
+        start = np.where(better, first, start)
+        own_pitch = np.where(better, pitch, own_pitch)
+    views = len(found) // max(len(angles), 1)  # the views of one angle: polarities and kinds
+    out: list[tuple[str, float, np.ndarray, float]] = []
+    for view in range(views):
+        for i, across_x in enumerate(angles):
+            for j, across_y in enumerate(angles):
+                if abs(_wrap90(across_x - across_y)) > COMB_FREE_ANGLE:
+                    continue
+                # Row 2 v of the stack: view v's vertical lines; 2 v + 1: its horizontal lines.
+                vx, vy = 2 * (i * views + view), 2 * (j * views + view) + 1
+                px, py = float(own_pitch[vx]), float(own_pitch[vy])
+                if min(px, py) <= 0.0 or max(px, py) > COMB_FREE_PITCH_RATIO * min(px, py):
+                    continue
+                # canonical x = (x' - x0) / px in angle i's view, canonical y = (y' - y0) / py in j's.
+                to_x, to_y = found[i * views + view][1], found[j * views + view][1]
+                h = np.array([to_x[0] / px, to_y[1] / py, (0.0, 0.0, 1.0)])
+                h[0, 2] -= start[vx] / px
+                h[1, 2] -= start[vy] / py
+                out.append((found[i * views + view][0], float(best[vx] + best[vy]), h, math.sqrt(px * py)))
     return out

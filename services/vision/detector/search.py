@@ -229,13 +229,15 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
     candidates: list[tuple[np.ndarray, float, int]] = []  # (homography, pitch, cells)
     if found is not None:
         candidates.append(_from_cells(found[0]))
+    combs = None
     if found is None or len(found[0].centers) < COMB_BELOW_CELLS:
-        candidates += [(h, pitch, 0) for h, pitch in _comb_search(im, p)]
+        combs = _comb_search(im, p)
+        candidates += [(h, pitch, 0) for h, pitch in combs.square]
     best = _best_candidate(im, candidates, p)
     if best is None and prior is None and im.scale != 1.0:
         # Lines a pixel wide vanish at half resolution, where the comb looked: look again at full size.
         # Only while no board is known (a tracked board has its prior): it costs a few tens of ms.
-        full = _comb_search(replace(im, small=im.gray, scale=1.0), p)
+        full = _comb_search(replace(im, small=im.gray, scale=1.0), p).square
         best = _best_candidate(im, [(h, pitch, 0) for h, pitch in full], p)
     if best is None and prior is None and im.bgr is not None:
         found_there = _in_the_brightest(im, p, t0)
@@ -247,6 +249,14 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         wide = _locate(im.gray, 1.0, im.sigma, im.spread, p, None, dilation=WIDE_DILATION_PX)
         if wide is not None:
             best = _best_candidate(im, [_from_cells(wide[0])], p)
+    in_perspective = False
+    if best is None and prior is None:
+        # A board seen in perspective, its cells broken by pieces: its two sets of lines are neither
+        # square to each other in the image nor spaced alike, which the comb above assumes. The comb
+        # again, each set on its own. (Last: it would offer grids a square off where the others hold.)
+        free = (combs or _comb_search(im, p)).free()
+        best = _best_candidate(im, [(h, pitch, 0) for h, pitch in free], p)
+        in_perspective = best is not None
     if best is None:
         if prior is None:
             return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
@@ -255,6 +265,10 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
     _seen, h, polarity, half_width, cells, _pitch = best
     h, pose = _normalise_turn(h)
     det = read_at_pose(im, pose, polarity, half_width, p, h=h)
+    if in_perspective and det.occlusion >= 1.0:
+        # No line of that grid shows where its squares are read: with each set of lines free, the comb
+        # finds a grid in anything textured (a table's grain, a camera's noise). Nothing was found.
+        return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
     if det.occluded and prior is None:
         det = _onto_the_board(im, det, h, polarity, half_width, p)
     if det.occlusion >= 1.0 and prior is None and im.bgr is not None:
