@@ -18,7 +18,9 @@ How it works, in order:
    steps of one pitch along the cell's own axes) are grouped; the best 3x3 window of the best group is
    the grid. Sorting by y then x is never used, so the order is right at any angle. When pieces break
    most cells up (large pieces touching thin lines, a full board), a **comb** search looks for the grid
-   as four long, evenly spaced parallel lines each way (:func:`.comb._comb_search`).
+   as four long, evenly spaced parallel lines each way (:func:`.comb._comb_search`); when nothing
+   else finds a board, each set of lines at its own angle and pitch, as a camera that does not look
+   straight down sees them (:meth:`.comb._Combs.free`).
 3. **Pose.** A homography from the image to the canonical top view (grid (0, 0)-(3, 3), square units)
    is fitted to the found cells' centres (projective with all nine, affine with fewer). The grid is
    then checked on its own lines (:func:`.lines._verify_grid`): which way its contrast goes, whether the 3x3
@@ -33,7 +35,8 @@ How it works, in order:
    frame.
 4. **Reading.** The grid is warped to the canonical view and each square read twice. Against the
    *plate* (:func:`.squares._read_squares`): the bare board is measured in the squares' corners, which
-   no piece reaches, as one robust surface over the board with each square's own level; a piece is a
+   no piece reaches, as one robust surface over the board with each square's own level (with dark
+   lines, after their blur's tail there is taken out: :func:`.tails.blur_tails`); a piece is a
    round body or outline (a rim, a shadow) of pixels that differ from it, found ring by ring around
    their centroid (what lies on one side only, the glow of a line, does not count), and its colour is
    the tone of its middle on the grid's own scale. Against the *ring* of board just inside the lines
