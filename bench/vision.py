@@ -258,7 +258,7 @@ GENERATORS: dict[str, str] = {
     "heldout": "was held out, exposed 2026-12-01 (third session): a tuning set now",
     "flat": "was held out, exposed 2026-12-01: a tuning set now",
     "contest_table": "a tuning set from the start: half its frames contest tables (blue, green, big pieces)",
-    "apart": "written apart 2026-12-04 (session 36), a tuning set from the start; not yet tuned on",
+    "apart": "written apart 2026-12-04 (session 36), a tuning set from the start; tuned on since session 37",
 }
 
 
