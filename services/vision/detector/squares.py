@@ -296,8 +296,10 @@ def _read_squares(
 
     The *plate* (the bare board) is measured where no piece can be: in the corners of the nine squares,
     fitted as one smooth surface over the board (so gradients and vignetting pass, and a corner that a
-    shadow or a hand darkens is outvoted). A pixel *differs* when its grey or its colour is clearly off
-    that surface (beyond the plate's own noise and texture, and a fraction of the grid's contrast).
+    shadow or a hand darkens is outvoted). With dark lines, their blur's tail in the corners is taken out
+    first (:func:`.tails.blur_tails`), and a bare reading that the tail decided is never certain. A
+    pixel *differs* when its grey or its colour is clearly off that surface (beyond the plate's own noise
+    and texture, and a fraction of the grid's contrast).
 
     *Whether* a piece is there: a piece is a round body with an edge. Around the centroid of what
     differs, the share of differing pixels is taken ring by ring: a piece of any tone fills its disc
