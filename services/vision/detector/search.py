@@ -36,6 +36,7 @@ from .occlusion import _crossed_squares, _line_contrast, _line_levels, _under_pi
 from .ring import _read_squares_ring
 from .squares import (
     _combine,
+    _like_the_far_kind,
     _mid_tones_by_the_board,
     _odd_tones_by_the_board,
     _read_squares,
@@ -563,6 +564,8 @@ def read_at_pose(
     )
     # Pieces of one kind are alike: a dim "white piece" among bright ones is a coin.
     readings = _odd_tones_by_the_board(readings, sign < 0, line_level)
+    # ...and a piece of the kind beyond the plate, read bare, is told by that kind's other pieces.
+    readings, discs = _like_the_far_kind(readings, discs, sign < 0)
     # A pen lying across the board: a long straight edge slanted from its lines.
     across = _lying_across(canon.img, canon.px, canon.margin, typical, im.sigma)
     readings = [(*r[:4], r[4] or "across", r[5]) if across[k] else r for k, r in enumerate(readings)]
