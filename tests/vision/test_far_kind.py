@@ -56,7 +56,7 @@ def test_a_bare_middle_as_light_as_the_white_pieces_above_a_light_plate_is_white
         ("a bare square near the plate", {0: ("black", -0.3), 1: ("black", -0.32)}, -0.05),
         ("short of the kind's way", {0: ("black", -0.3), 1: ("black", -0.32)}, -0.24),
         ("twice as far as the kind (a grid off the board)", {0: ("black", -0.4), 1: ("black", -0.45)}, -0.85),
-        ("one piece of the kind", {0: ("black", -0.3)}, -0.3),
+        ("one piece of the kind, near the plate", {0: ("black", -0.25)}, -0.25),
         ("a kind too near the plate to measure", {0: ("black", -0.08), 1: ("black", -0.1)}, -0.09),
     ],
 )
@@ -64,6 +64,14 @@ def test_what_stays_bare(why: str, pieces: dict[int, tuple[str, float]], bare_to
     board = _board(pieces, bare_tone)
     out, _ = squares._like_the_far_kind(board, _discs(0.4), dark_lines=False)
     assert [r[0] for r in out] == [r[0] for r in board], why
+
+
+def test_one_piece_far_from_the_plate_tells_too() -> None:
+    """A lone white piece 0.6 above a light plate (dark lines), and a large one beside it read bare at the
+    same tone (apart seed 4 frame 196 read it bare at 1.0)."""
+    board = _board({4: ("white", 1.6), 0: ("black", -0.7), 8: ("empty", 1.65)}, 1.0)
+    out, _ = squares._like_the_far_kind(board, _discs(0.4), dark_lines=True)
+    assert out[8][0] == "white"
 
 
 def test_the_near_kind_is_not_told_so() -> None:
@@ -81,7 +89,11 @@ def test_a_flagged_square_stays_as_it_is() -> None:
     assert out[6] == board[6]
 
 
-FRAMES = [("contest_table", 4, 29), ("contest_table", 3, 185)]  # black foam on a red, a blue plate
+FRAMES = [  # black foam on a red plate, and on a blue one; a large white piece on a grey plate
+    ("contest_table", 4, 29),
+    ("contest_table", 3, 185),
+    ("apart", 4, 196),
+]
 
 
 @pytest.mark.parametrize("generator, seed, index", FRAMES)

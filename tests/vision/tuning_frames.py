@@ -1,4 +1,4 @@
-"""One frame of a tuning generator (tests/vision/heldout, flat, contest_table) by name, seed and index,
+"""One frame of a tuning generator (tests/vision/heldout, flat, contest_table, apart) by name, seed and index,
 read by the detector, with its truth labelled as the detection numbers the squares: what the tests
 that pin a rule on the frames it was chosen for need."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from services.vision.detector import Detection, detect
+from tests.vision.apart.generator import make_frame as apart_frame
 from tests.vision.contest_table.generator import render
 from tests.vision.flat.generator import make_frame as flat_frame
 from tests.vision.heldout.generator import make_frame as heldout_frame
@@ -15,11 +16,11 @@ from .test_sweep import truth_as_read
 
 
 def tuning_sample(generator: str, seed: int, index: int) -> Any:
-    """The ``index``-th frame of ``generator`` ("heldout", "flat" or "contest_table") at ``seed``: an
+    """The ``index``-th frame of ``generator`` ("heldout", "flat", "contest_table" or "apart") at ``seed``: an
     object with ``image``, ``board`` and ``angle_deg`` (each generator's own sample type)."""
     if generator == "contest_table":
         return render(seed, index)[0]
-    return {"heldout": heldout_frame, "flat": flat_frame}[generator](index, seed)
+    return {"heldout": heldout_frame, "flat": flat_frame, "apart": apart_frame}[generator](index, seed)
 
 
 def read_tuning_frame(generator: str, seed: int, index: int) -> tuple[Detection, str]:

@@ -150,12 +150,15 @@ ODD_SIDE_MIN: Final = 0.1
 SHORT_OF_KIND_SHARE: Final = 0.75
 #: a square read bare whose middle stands beyond the plate's tone, away from the lines', between these
 #: shares of the way the clean pieces of the kind that lies there stand (two at least, their median this
-#: far beyond the plate at least) holds one of them, read at most RESCALED_CONFIDENCE sure (see
-#: _like_the_far_kind). (On the tuning sets and apart: 10 pieces read bare found, no bare square lost;
-#: 0.8 finds one more, but an occluded frame's bare square sits at 0.82 and a clear one at 0.79; a
-#: mis-placed grid's bare squares stand 1.9 times as far as its black pieces.)
+#: far beyond the plate at least; or one, this much further) holds one of them, read at most
+#: RESCALED_CONFIDENCE sure (see _like_the_far_kind). (On the tuning sets and apart: 10 pieces read bare
+#: found by two or more, 3 more by one, no bare square lost; a share of 0.8 finds one more, but an
+#: occluded frame's bare square sits at 0.82 and a clear one at 0.79; a mis-placed grid's bare squares
+#: stand 1.9 times as far as its black pieces; black pieces on a dark plate at 0.22, hardly seen,
+#: stand as far as its bare squares, so one piece must stand 0.3 off.)
 FAR_KIND_SHARE: Final = (0.85, 1.5)
 FAR_KIND_MIN: Final = 0.15
+FAR_KIND_ALONE_MIN: Final = 0.3
 #: a piece seen only at the plate's texture (see pieces._faint_piece): its reading is never certain,
 #: this confident at most.
 FAINT_MAX_CONFIDENCE: Final = 0.85
@@ -1135,19 +1138,19 @@ def _like_the_far_kind(
     other pieces of that kind. The far kind lies beyond the plate's tone, away from the lines' (black
     pieces below a dark plate with light lines, white ones above a light plate with dark lines), where
     nothing else of a game does; a clean bare reading whose middle stands between the two shares
-    ``FAR_KIND_SHARE`` of the way the kind's clean pieces stand from the plate (two at least, their
-    median ``FAR_KIND_MIN`` or more from it) is one of them: their body differed from its plate too
-    little for a piece (black foam on a red plate in camera noise), or a large piece's blur took its
-    corners' level. It is read at most ``RESCALED_CONFIDENCE`` sure, its disc as large as the kind's
-    (the lines it hides: :func:`.occlusion._under_pieces`). A middle further beyond is not one of them:
-    a grid placed off the board has its "squares" on the plate's edge."""
+    ``FAR_KIND_SHARE`` of the way the kind's clean pieces stand from the plate (their median
+    ``FAR_KIND_MIN`` or more from it; a piece alone, ``FAR_KIND_ALONE_MIN``) is one of them: their
+    body differed from its plate too little for a piece (black foam on a red plate in camera noise), or
+    a large piece's blur took its corners' level. It is read at most ``RESCALED_CONFIDENCE`` sure, its
+    disc as large as the kind's (the lines it hides: :func:`.occlusion._under_pieces`). A middle further
+    beyond is not one of them: a grid placed off the board has its "squares" on the plate's edge."""
     plate = 1.0 if dark_lines else 0.0
     far = "white" if dark_lines else "black"
     kind = [k for k, r in enumerate(readings) if r[0] == far and not r[4]]
-    if len(kind) < 2:
+    if not kind:
         return readings, discs
     beyond = median(np.array([readings[k][3] for k in kind])) - plate
-    if beyond * (1.0 if dark_lines else -1.0) < FAR_KIND_MIN:
+    if beyond * (1.0 if dark_lines else -1.0) < (FAR_KIND_MIN if len(kind) >= 2 else FAR_KIND_ALONE_MIN):
         return readings, discs
     out, discs_out = list(readings), discs.copy()
     radius = median(discs[kind, 2])
