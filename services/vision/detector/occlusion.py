@@ -32,6 +32,19 @@ OVER_LINE_TONE: Final = 0.25
 MIN_LINE_SAMPLES: Final = 6
 
 
+#: how far beyond the board's outer lines (pitches) to look for what reaches in over them: farther than
+#: any piece inside the grid reaches (a radius of 0.45 off its square's centre by 0.1 ends 0.05 beyond).
+BEYOND_OUTER: Final = 0.25
+#: there, a sample differs from its outer line's others by this many of their robust spreads (or of the
+#: image's noise), and this share of the grid's contrast at least.
+BEYOND_K: Final = 3.0
+BEYOND_CONTRAST_SHARE: Final = 0.3
+#: the width of a normal distribution's densest third, in sigmas (two times 0.43).
+SHORTH_THIRD_WIDTH: Final = 0.86
+#: fewest samples of an outer line seen to measure what lies beyond it there (else beyond all of it).
+MIN_BEYOND_SEEN: Final = 6
+
+
 @lru_cache(maxsize=64)
 def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...]:
     """Pixel indices of every line sample in a canonical view of ``s`` px per square and ``m`` margin,
@@ -144,6 +157,88 @@ def _sample_positions() -> np.ndarray:
         for vertical in (True, False)
     ]
     return _read_only(np.array(out))[0]
+
+
+@lru_cache(maxsize=16)
+def _beyond_sampling(s: int, m: int) -> np.ndarray:
+    """Flat indices into a canonical view (``s`` px per square, ``m`` margin) of the pixel
+    ``BEYOND_OUTER`` beyond each outer-line sample of :func:`_line_sampling`, in its order, (L,); -1 for
+    the samples of the inner lines."""
+    size = GRID_SQUARES * s + 2 * m
+    d = round(BEYOND_OUTER * s)
+    out = []
+    for k in range(GRID_SQUARES + 1):
+        line = m + k * s
+        outside = line - d if k == 0 else line + d
+        for j in range(GRID_SQUARES):
+            for i in range(LINE_SAMPLES):
+                along = m + int((j + 0.15 + 0.7 * (i + 0.5) / LINE_SAMPLES) * s)
+                for vertical in (True, False):
+                    if k not in (0, GRID_SQUARES):
+                        out.append(-1)
+                        continue
+                    row, col = (along, outside) if vertical else (outside, along)
+                    out.append(min(max(row, 0), size - 1) * size + min(max(col, 0), size - 1))
+    return _read_only(np.array(out))[0]
+
+
+def _reaching_in(canon: _Canon, seen: np.ndarray, typical: float, noise: float) -> np.ndarray:
+    """Which line samples (L,) of the board's outer lines are hidden by something that reaches in over
+    them from outside the grid: the line is not seen there (``seen``), and ``BEYOND_OUTER`` beyond it the
+    view differs from what lies beyond the rest of that line (by ``BEYOND_K`` of its robust spread, or
+    of the image's ``noise``, and ``BEYOND_CONTRAST_SHARE`` of the grid's contrast ``typical``). A finger
+    of the lines' own tone hides their contrast, not their grey, and is read as a piece in the square
+    it reaches: its hand beyond the board gives it away. A piece reaching over the outer line ends
+    before that far; a supply piece or the tape beside the board leaves the line seen."""
+    idx = _beyond_sampling(canon.px, canon.margin)
+    vals = canon.img.ravel()[np.maximum(idx, 0)]
+    # (line, square along, position, orientation): each outer line's samples, on their own.
+    shape = (GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)
+    per_line, seen_at = vals.reshape(shape), seen.reshape(shape)
+    out = np.zeros(shape, bool)
+    along = np.arange(GRID_SQUARES * LINE_SAMPLES, dtype=float)
+    for k in (0, GRID_SQUARES):
+        for o in range(2):
+            v, ok = per_line[k, :, :, o].ravel(), seen_at[k, :, :, o].ravel()
+            if ok.sum() < MIN_BEYOND_SEEN:
+                ok = np.ones_like(ok)
+            # What lies beyond where the line is seen (an arm may lie beyond it there too, and a hand
+            # of one tone be the densest level of the whole side): one level, or one less the light's
+            # gradient along the side, whichever holds it tighter (the plate's margin ending part way
+            # along a side is a step, no gradient).
+            spread = _shorth(v[ok])
+            off = v - _robust_slope(along[ok], v[ok]) * along
+            spread_off = _shorth(off[ok])
+            if spread_off < spread:
+                spread = spread_off
+            else:
+                off = v
+            limit = max(BEYOND_K * max(spread, noise), BEYOND_CONTRAST_SHARE * typical)
+            level = _consensus(off[ok], limit)
+            out[k, :, :, o] = (np.abs(off - level) > limit).reshape(GRID_SQUARES, LINE_SAMPLES)
+    return out.ravel() & ~seen
+
+
+def _robust_slope(x: np.ndarray, y: np.ndarray) -> float:
+    """The Theil-Sen slope of ``y`` over ``x``: the median of the slopes between every two points (a
+    third of them may be anything)."""
+    i, j = np.triu_indices(len(x), 1)
+    return float(np.median((y[j] - y[i]) / (x[j] - x[i]))) if len(i) else 0.0
+
+
+def _shorth(values: np.ndarray) -> float:
+    """The spread of the level most of ``values`` share, as a normal sigma: from the width of their
+    densest third (a hand beyond the board may fill more than half of one side's samples)."""
+    v = np.sort(values)
+    w = max(2, len(v) // 3)
+    return float((v[w - 1 :] - v[: len(v) - w + 1]).min()) / SHORTH_THIRD_WIDTH
+
+
+def _consensus(values: np.ndarray, tolerance: float) -> float:
+    """The level the most of ``values`` lie within ``tolerance`` of (the median of those): beyond a side
+    whose plate margin ends part way along it, the longer stretch; beyond an arm, the table."""
+    near = np.abs(values[:, None] - values[None, :]) <= tolerance
+    return float(np.median(values[near[int(np.argmax(near.sum(axis=1)))]]))
 
 
 def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:

@@ -32,7 +32,7 @@ from .geometry import (
 from .image import _brightest, _Image, _prepare_image
 from .lines import _fit_lines, _polarity_at, _verify_grid
 from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareReading
-from .occlusion import _crossed_squares, _line_contrast, _line_levels, _under_pieces
+from .occlusion import _crossed_squares, _line_contrast, _line_levels, _reaching_in, _under_pieces
 from .ring import _read_squares_ring
 from .squares import (
     _combine,
@@ -571,6 +571,8 @@ def read_at_pose(
     readings = [(*r[:4], r[4] or "across", r[5]) if across[k] else r for k, r in enumerate(readings)]
     under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3), sign < 0)
     crossed = _crossed_squares(~covered | under_piece, owners)
+    # ...or by something reaching in over the outer lines, of their own tone (a finger, its hand beyond).
+    crossed |= _crossed_squares(~_reaching_in(canon, seen, typical, im.sigma), owners)
     # A line not seen between two pieces of its own tone (black pieces beside a dark line) is explained;
     # anywhere else something covers it (a sheet, a hand, a piece lying across it).
     like_line = np.array([(r[0] == "black") == (sign < 0) and r[0] in ("black", "white") for r in readings])
