@@ -53,12 +53,19 @@ How it works, in order:
    holds a black piece (:func:`.squares._black_by_colour`: black foam on a dim blue board). A board
    on a saturated plate that grey leaves unsure is read again in each pixel's brightest channel, where
    its lines stand out more, once its window is settled, keeping the white pieces grey reads sure
-   (:func:`.search._read_in_brightest`, :func:`.search._whites_from_grey`).
+   (:func:`.search._read_in_brightest`, :func:`.search._whites_from_grey`). Pieces of one kind are
+   alike: a "piece" far dimmer than the others of its colour is a coin
+   (:func:`.squares._odd_tones_by_the_board`), and a square read bare whose middle stands beyond the
+   plate's tone as far as the pieces of the kind that lies there (black below a dark plate, white above
+   a light one) holds one (:func:`.squares._like_the_far_kind`).
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
    contrast the rest of the grid shows for the light there (and no pair of large pieces, nor a piece
    reaching over the line, explains it: :func:`.occlusion._under_pieces`), something covers them. A
    hand or an arm covers long stretches (the frame is occluded), a finger a stretch a finger wide (the
-   squares on both sides are). Inside a square, what differs from the plate
+   squares on both sides are). A finger of the lines' own tone hides their contrast and not their
+   grey, and reads as a piece in the square it reaches; where it hides an outer line, its hand shows
+   beyond, farther out than any piece reaches (:func:`.occlusion._reaching_in`). Inside a square, what
+   differs from the plate
    must look like a piece: round, as wide as long, not reaching three corners, not smaller than a
    piece nor filling the square into its corners, on a plate like the others'; otherwise it is a hand,
    a pen, a coin or a sheet, and the square is occluded. A long straight edge slanted from the board's
