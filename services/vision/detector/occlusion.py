@@ -199,6 +199,8 @@ def _reaching_in(canon: _Canon, seen: np.ndarray, typical: float, noise: float) 
     along = np.arange(GRID_SQUARES * LINE_SAMPLES, dtype=float)
     for k in (0, GRID_SQUARES):
         for o in range(2):
+            if not _hidden_run(~seen_at[k, :, :, o]):
+                continue  # (no stretch of this side hidden as long as a finger is wide: nothing to tell)
             v, ok = per_line[k, :, :, o].ravel(), seen_at[k, :, :, o].ravel()
             if ok.sum() < MIN_BEYOND_SEEN:
                 ok = np.ones_like(ok)
@@ -217,6 +219,16 @@ def _reaching_in(canon: _Canon, seen: np.ndarray, typical: float, noise: float) 
             level = _consensus(off[ok], limit)
             out[k, :, :, o] = (np.abs(off - level) > limit).reshape(GRID_SQUARES, LINE_SAMPLES)
     return out.ravel() & ~seen
+
+
+def _hidden_run(hidden: np.ndarray) -> bool:
+    """Whether ``hidden`` (squares along a line, ``LINE_SAMPLES``) holds ``HIDDEN_RUN_SAMPLES`` hidden
+    samples in a row within one square's side (as :func:`_crossed_squares` counts them)."""
+    starts = LINE_SAMPLES - HIDDEN_RUN_SAMPLES + 1
+    runs = hidden[:, :starts].copy()
+    for i in range(1, HIDDEN_RUN_SAMPLES):
+        runs &= hidden[:, i : i + starts]
+    return bool(runs.any())
 
 
 def _robust_slope(x: np.ndarray, y: np.ndarray) -> float:
