@@ -45,6 +45,12 @@ SHORTH_THIRD_WIDTH: Final = 0.86
 MIN_BEYOND_SEEN: Final = 6
 
 
+def _along(s: int, m: int, j: int, i: int) -> int:
+    """The view's row or column (``s`` px per square, ``m`` margin) of sample ``i`` along square ``j``'s
+    side of a line: spread over the middle of the side, clear of the crossings."""
+    return m + int((j + 0.15 + 0.7 * ((i + 0.5) / LINE_SAMPLES)) * s)
+
+
 @lru_cache(maxsize=64)
 def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...]:
     """Pixel indices of every line sample in a canonical view of ``s`` px per square and ``m`` margin,
@@ -52,12 +58,11 @@ def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...
     the line (L, 2), owners (L, 2): the squares (0..8, -1 none) on its two sides)."""
     lr, lc, rr, rc, own = [], [], [], [], []
     offsets = np.arange(-band, band + 1)
-    pos = (np.arange(LINE_SAMPLES) + 0.5) / LINE_SAMPLES
     for k in range(GRID_SQUARES + 1):
         line = m + k * s
         for j in range(GRID_SQUARES):
-            for t in pos:
-                along = m + int((j + 0.15 + 0.7 * t) * s)
+            for i in range(LINE_SAMPLES):
+                along = _along(s, m, j, i)
                 a_sq = k - 1 if k >= 1 else -1
                 b_sq = k if k <= 2 else -1
                 for vertical in (True, False):
@@ -172,7 +177,7 @@ def _beyond_sampling(s: int, m: int) -> np.ndarray:
         outside = line - d if k == 0 else line + d
         for j in range(GRID_SQUARES):
             for i in range(LINE_SAMPLES):
-                along = m + int((j + 0.15 + 0.7 * (i + 0.5) / LINE_SAMPLES) * s)
+                along = _along(s, m, j, i)
                 for vertical in (True, False):
                     if k not in (0, GRID_SQUARES):
                         out.append(-1)
@@ -199,7 +204,7 @@ def _reaching_in(canon: _Canon, seen: np.ndarray, typical: float, noise: float) 
     along = np.arange(GRID_SQUARES * LINE_SAMPLES, dtype=float)
     for k in (0, GRID_SQUARES):
         for o in range(2):
-            if not _hidden_run(~seen_at[k, :, :, o]):
+            if not _hidden_runs(~seen_at[k, :, :, o]).any():
                 continue  # (no stretch of this side hidden as long as a finger is wide: nothing to tell)
             v, ok = per_line[k, :, :, o].ravel(), seen_at[k, :, :, o].ravel()
             if ok.sum() < MIN_BEYOND_SEEN:
@@ -221,14 +226,14 @@ def _reaching_in(canon: _Canon, seen: np.ndarray, typical: float, noise: float) 
     return out.ravel() & ~seen
 
 
-def _hidden_run(hidden: np.ndarray) -> bool:
-    """Whether ``hidden`` (squares along a line, ``LINE_SAMPLES``) holds ``HIDDEN_RUN_SAMPLES`` hidden
-    samples in a row within one square's side (as :func:`_crossed_squares` counts them)."""
+def _hidden_runs(hidden: np.ndarray) -> np.ndarray:
+    """Whether each side of ``hidden`` (..., ``LINE_SAMPLES``: the samples along one square's side last)
+    holds ``HIDDEN_RUN_SAMPLES`` hidden samples in a row: a stretch as long as a finger is wide."""
     starts = LINE_SAMPLES - HIDDEN_RUN_SAMPLES + 1
-    runs = hidden[:, :starts].copy()
+    runs = hidden[..., :starts].copy()  # a hidden run starts at each of these samples
     for i in range(1, HIDDEN_RUN_SAMPLES):
-        runs &= hidden[:, i : i + starts]
-    return bool(runs.any())
+        runs &= hidden[..., i : i + starts]
+    return runs.any(axis=-1)
 
 
 def _robust_slope(x: np.ndarray, y: np.ndarray) -> float:
@@ -262,11 +267,7 @@ def _crossed_squares(seen: np.ndarray, owners: np.ndarray) -> np.ndarray:
     :func:`_under_pieces` explains as seen.)"""
     # Samples are laid out as (line, square along it, position, vertical/horizontal): see _line_sampling.
     hidden = ~seen.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)
-    starts = LINE_SAMPLES - HIDDEN_RUN_SAMPLES + 1
-    runs = hidden[:, :, :starts, :].copy()  # a hidden run starts at each of these samples
-    for i in range(1, HIDDEN_RUN_SAMPLES):
-        runs &= hidden[:, :, i : i + starts, :]
-    hit = runs.any(axis=2)  # (line, square along, orientation)
+    hit = _hidden_runs(hidden.transpose(0, 1, 3, 2))  # (line, square along, orientation)
     own = owners.reshape(GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2, 2)[:, :, 0, :, :]
     crossed = np.zeros(9, bool)
     marked = own[hit].ravel()
