@@ -2,7 +2,9 @@
 
 Confidence says how far a reading can be trusted: a black piece on a plate as dark as itself, or a white
 one on a plate as light, may show nothing at all, so a bare reading there is at most
-``HIDING_PLATE_CONFIDENCE``; on a plate of neither tone a bare square is certain.
+``HIDING_PLATE_CONFIDENCE``; on a plate of neither tone a bare square is certain. And no square is certain
+in a frame whose grid's lines are largely unseen (``search.DOUBTFUL_GRID_CONFIDENCE``): the grid may
+stand where the board is not.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ import numpy as np
 import pytest
 
 from services.vision import detector as D
-from services.vision.detector import squares
+from services.vision.detector import search, squares
 
 from .synth import Scene, draw
+from .tuning_frames import read_tuning_frame
 
 
 @pytest.mark.parametrize(
@@ -88,3 +91,39 @@ def test_a_piece_of_the_plates_tone_is_never_certain(white: float, capped: bool)
     assert [s.state for s in pieces] == ["white", "white"]
     top = max(s.confidence for s in pieces)
     assert (top <= squares.PLATE_TONE_CONFIDENCE) if capped else (top == 1.0)
+
+
+# Frames of the tuning sets whose grid was placed off the board (on its pieces and the table around), its
+# lines largely unseen: they are flagged, and before, a square of each was read wrong at confidence 1.0.
+GRID_OFF_THE_BOARD = [("heldout", 1, 42), ("apart", 2, 132), ("apart", 2, 235)]
+
+
+@pytest.mark.parametrize(("generator", "seed", "index"), GRID_OFF_THE_BOARD)
+def test_no_square_is_certain_in_a_grid_whose_lines_are_largely_unseen(
+    generator: str, seed: int, index: int
+) -> None:
+    det, _truth = read_tuning_frame(generator, seed, index)
+    assert det.occluded
+    assert det.extra["lines_hidden"] > D.DEFAULT_PARAMS.frame_occluded_frac
+    assert max(s.confidence for s in det.squares) <= search.DOUBTFUL_GRID_CONFIDENCE
+
+
+def test_a_hand_over_the_lines_leaves_no_square_certain_and_a_clear_board_keeps_its_certainty() -> None:
+    board = "X...O...."
+    clear = D.detect(draw(Scene(board=board, noise=1.5), seed=2))
+    assert not clear.occluded and clear.board == board
+    assert max(s.confidence for s in clear.squares) == 1.0
+    covered = D.detect(draw(Scene(board=board, noise=1.5, hand=(330.0, 250.0, 0.0)), seed=2))
+    assert covered.found and covered.occluded
+    assert covered.extra["lines_hidden"] > D.DEFAULT_PARAMS.frame_occluded_frac
+    assert max(s.confidence for s in covered.squares) <= search.DOUBTFUL_GRID_CONFIDENCE
+
+
+def test_without_the_cap_those_grids_read_a_square_wrong_with_certainty(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(search, "DOUBTFUL_GRID_CONFIDENCE", 1.0)
+    for generator, seed, index in GRID_OFF_THE_BOARD:
+        det, truth = read_tuning_frame(generator, seed, index)
+        wrong = [s.confidence for s, t in zip(det.squares, truth, strict=True) if s.char not in (t, "?")]
+        assert max(wrong) == 1.0

@@ -72,7 +72,9 @@ How it works, in order:
    lines is a pen lying across it (:func:`.across._lying_across`): nothing of a game is straight and
    slanted, and a pen of the lines' tone hides none of them (over pieces of its own tone its edge
    steps only in places, beside a body of one tone all along). An occluded square is unknown, and the
-   frame is occluded.
+   frame is occluded. A frame occluded by its lines, unseen over more than
+   ``DetectorParams.frame_occluded_frac`` of the grid, may have its grid placed where the board is not:
+   none of its squares is read more than ``search.DOUBTFUL_GRID_CONFIDENCE`` sure.
 6. **Supply.** Piece-sized, round (not square like a marker's cells), grey (not coloured), clearly
    light or dark blobs off the grid are supply pieces.
 

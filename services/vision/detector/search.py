@@ -120,6 +120,11 @@ SATURATED_GAIN: Final = 1.5
 #: ...where grey reads a clean white piece this sure, the brightest channel's read takes it (see
 #: _whites_from_grey).
 WHITE_IN_GREY_CONFIDENCE: Final = 0.9
+#: every square of a frame whose lines are hidden, unexplained, over more than
+#: ``DetectorParams.frame_occluded_frac`` of the grid is read this confident at most: the grid may stand
+#: where the board is not. (On the tuning sets and apart, all four squares wrong at 1.0 were in such
+#: frames, their grid placed off the board.)
+DOUBTFUL_GRID_CONFIDENCE: Final = 0.85
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -481,15 +486,15 @@ def _whites_from_grey(grey: Detection, brightest: Detection, params: DetectorPar
     as a shape that is no piece), while in grey it stands far off the plate. The frame is then flagged
     by its squares and its lines' unexplained share (``lines_hidden``), as :func:`read_at_pose` flags it."""
     squares = list(brightest.squares)
+    doubtful_grid = brightest.extra["lines_hidden"] > params.frame_occluded_frac
     for n, (in_grey, there) in enumerate(zip(grey.squares, brightest.squares, strict=True)):
         sure = in_grey.state == "white" and not in_grey.occluded
         if sure and in_grey.confidence >= WHITE_IN_GREY_CONFIDENCE and there.state != "black":
-            squares[n] = in_grey
+            most = DOUBTFUL_GRID_CONFIDENCE if doubtful_grid else 1.0
+            squares[n] = replace(in_grey, confidence=min(in_grey.confidence, most))
     if squares == list(brightest.squares):
         return brightest
-    occluded = brightest.extra["lines_hidden"] > params.frame_occluded_frac or any(
-        s.occluded for s in squares
-    )
+    occluded = doubtful_grid or any(s.occluded for s in squares)
     unsure = any(s.state == "unknown" for s in squares)
     problem = "occluded" if occluded else ("low-confidence" if unsure else "")
     return replace(brightest, squares=tuple(squares), occluded=occluded, problem=problem)
@@ -583,12 +588,20 @@ def read_at_pose(
     total = np.bincount(owners[own_ok], minlength=9).astype(float)
     hidden = np.bincount(owners[own_ok], weights=hidden_sample[own_ok].astype(float), minlength=9)
     hidden_frac = hidden / np.maximum(total, 1)
+    # The frame is covered where its lines are hidden and nothing on the board explains it: a full board
+    # of large pieces hides much of its lines, each stretch between two pieces of the lines' tone or
+    # under a piece reaching over it. (Without a grid, all of it is covered.)
+    frame_hidden = occlusion if no_grid else float(unexplained.mean())
+    # So much of the grid unseen may be a grid placed where the board is not (on its pieces and the table
+    # around): then no square read through it is certain.
+    most_sure = DOUBTFUL_GRID_CONFIDENCE if frame_hidden > params.frame_occluded_frac else 1.0
     inv = np.linalg.inv(h)
     centres = _apply_h(inv, SQUARE_CENTRES)
     squares: list[SquareReading] = []
     any_low = False
     for n in range(9):
         state, conf, fill, tone, foreign, _plate = readings[n]
+        conf = min(conf, most_sure)
         occl = bool(hidden_frac[n] > params.square_occluded_frac) or bool(foreign) or bool(crossed[n])
         if occl:
             state, conf = "unknown", 0.0
@@ -606,10 +619,6 @@ def read_at_pose(
                 tone=tone,
             )
         )
-    # The frame is covered where its lines are hidden and nothing on the board explains it: a full board
-    # of large pieces hides much of its lines, each stretch between two pieces of the lines' tone or
-    # under a piece reaching over it. (Without a grid, all of it is covered.)
-    frame_hidden = occlusion if no_grid else float(unexplained.mean())
     occluded = frame_hidden > params.frame_occluded_frac or any(s.occluded for s in squares)
     # Why squares are covered, for the annotation and for study: not-a-piece inside, line crossed.
     why = {f"foreign_{r[4]}": float(sum(x[4] == r[4] for x in readings)) for r in readings if r[4]}
