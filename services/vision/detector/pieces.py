@@ -123,6 +123,12 @@ RIM_EVIDENCE: Final = 1.0
 #: a rim may be missing from this many of the ``EDGE_SECTORS`` (the lit side of a black piece on a plate
 #: nearly as dark), when the rest of it lies clear of the lines.
 RIM_SECTORS_DROPPED: Final = 2
+#: ...or from up to this many sectors next to each other, where it merges with a dark line's blur (a large
+#: piece off its square's centre), when each of the others stands ``RIM_BESIDE_LINES_SHARE`` of the
+#: grid's contrast off the face. (On the tuning sets and apart, such rims around white pieces read bare
+#: stood 0.15-0.27 of the contrast off; the circles bare squares show on those sectors, 0.07 at most.)
+RIM_BESIDE_LINES_MOST: Final = 2
+RIM_BESIDE_LINES_SHARE: Final = 0.1
 #: a piece's edge is at least this far from its centre (pitches): a coin or a button is smaller.
 PIECE_MIN_RADIUS: Final = 0.15
 #: the far corners of a square, which no piece reaches: a corner is covered beyond this share, and a
@@ -711,14 +717,19 @@ def _dark_rim(
 
 
 def _rim_piece(
-    grey_dev: np.ndarray, geo: _SquareMasks, threshold: float, dark_lines: bool
+    grey_dev: np.ndarray, geo: _SquareMasks, threshold: float, dark_lines: bool, contrast: float | None = None
 ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
     """A piece seen by its rim alone in one square, or None: :func:`_rim_pieces` of that square."""
-    return _rim_pieces(grey_dev[None, :], geo, np.array([threshold]), np.array([dark_lines]))[0]
+    contrasts = None if contrast is None else np.array([contrast])
+    return _rim_pieces(grey_dev[None, :], geo, np.array([threshold]), np.array([dark_lines]), contrasts)[0]
 
 
 def _rim_pieces(
-    grey_dev: np.ndarray, geo: _SquareMasks, threshold: np.ndarray, dark_lines: np.ndarray
+    grey_dev: np.ndarray,
+    geo: _SquareMasks,
+    threshold: np.ndarray,
+    dark_lines: np.ndarray,
+    contrast: np.ndarray | None = None,
 ) -> list[tuple[np.ndarray, float, np.ndarray, float] | None]:
     """For each square (a row of ``grey_dev`` (N, P), with its ``threshold`` (N,), the plate's texture,
     and its grid's polarity ``dark_lines`` (N,)), a piece seen by its rim alone, or None: a circle darker
@@ -726,6 +737,10 @@ def _rim_pieces(
     nearly the plate's tone shows it when nothing of its face differs (a black piece a few levels off a
     black plate, a white one on a white plate). The glow of light lines lightens, and the blur of dark
     lines darkens along the square's sides, not on a circle; a stain is no circle round the middle.
+    With dark lines and the grid's ``contrast`` around each square (N,) given, a rim may merge with a
+    line's blur on one side (up to ``RIM_BESIDE_LINES_MOST`` sectors next to each other): the circle
+    through the others counts when each stands ``RIM_BESIDE_LINES_SHARE`` of the contrast off the face,
+    as no bare square's faint circles do (:func:`_rim_beside_lines`).
     Failing a rim, a crescent (:func:`_crescent_from`): the shadow on one side of a white piece on a
     white plate under a light from one side, its lit side lost in the lines' blur.
     Each piece is (its disc's pixels, ``RIM_EVIDENCE``, centre, edge) as :func:`_faint_piece` gives one.
@@ -757,6 +772,17 @@ def _rim_pieces(
     all_round = (strength.min(axis=1) >= floor_live) & ~(dark_lines[live] & at_lines.any(axis=1))
     partial = (strength[rows, strongest].min(axis=1) >= floor_live) & ~at_lines[rows, strongest].any(axis=1)
     rim = all_round | partial
+    beside = np.zeros(live.size, bool)
+    if contrast is not None:
+        at_count = at_lines.sum(axis=1)
+        one_arc = np.count_nonzero(at_lines != np.roll(at_lines, 1, axis=1), axis=1) == 2
+        clear_min = np.where(at_lines, np.inf, strength).min(axis=1)
+        beside = (
+            dark_lines[live]
+            & (at_count <= RIM_BESIDE_LINES_MOST)
+            & one_arc
+            & (clear_min >= np.maximum(floor_live, RIM_BESIDE_LINES_SHARE * contrast[live]))
+        )
     # The crescent's sectors: one arc (neighbours all but once round the circle), far enough off the
     # face on average and each some way off (a shadow fades at one end), none at the lines.
     arc = np.sort(np.argsort(-strength, axis=1)[:, :CRESCENT_SECTORS], axis=1)
@@ -768,15 +794,30 @@ def _rim_pieces(
         & (strength[rows, arc].min(axis=1) >= CRESCENT_MIN_K * threshold[live])
         & ~at_lines[rows, arc].any(axis=1)
     )
-    for row in np.flatnonzero(rim | crescent).tolist():
+    for row in np.flatnonzero(rim | crescent | beside).tolist():
         k = int(live[row])
         around = _OutlinePeaks(np.zeros(2), strength[row], radius[row], at_lines[row])
         face, t = float(body[k]), float(threshold[k])
         piece = _rim_from(grey_dev[k], geo, around, face, t, bool(dark_lines[k])) if rim[row] else None
+        if piece is None and beside[row]:
+            piece = _rim_beside_lines(geo, around, t)
         if piece is None and crescent[row]:
             piece = _crescent_from(grey_dev[k], geo, around, face, t)
         out[k] = piece
     return out
+
+
+def _rim_beside_lines(
+    geo: _SquareMasks, around: _OutlinePeaks, threshold: float
+) -> tuple[np.ndarray, float, np.ndarray, float] | None:
+    """A piece whose rim, around the square's centre (``around``), lies on a circle through its sectors
+    clear of the lines (roughly: the rim taken sector by sector around the square's centre, not the
+    piece's), the others lost in a line's blur (see :func:`_rim_pieces`), as :func:`_rim_disc` gives
+    it; or None."""
+    at = around.at_lines
+    clear = _OutlinePeaks(around.centre, np.where(at, -np.inf, around.strength), around.radius, at)
+    circle = _circle_through(clear, threshold, True, ROUGH_CIRCLE_RESIDUAL, int(at.sum()))
+    return _rim_disc(geo, circle)
 
 
 def _crescent_from(

@@ -460,7 +460,7 @@ def _read_squares(
     if rim_rows.size:
         rim_thresholds = RIM_THRESHOLD_SHARE * t_looks[1][rim_rows]
         rim_dark = line_level[rim_rows] < plate_grey[rim_rows]
-        rims = _rim_pieces(dev[rim_rows, :, 0], geo, rim_thresholds, rim_dark)
+        rims = _rim_pieces(dev[rim_rows, :, 0], geo, rim_thresholds, rim_dark, contrast[rim_rows])
         faint.update({int(k): piece for k, piece in zip(rim_rows, rims, strict=True) if piece is not None})
     most = np.ones(9)  # the highest confidence each square's reading may have
     if faint:
@@ -488,7 +488,8 @@ def _read_squares(
                 # the middle), or the shadow's arc on a circle (see pieces._rim_pieces), is a whole
                 # piece; a pen is straight, and a sheet's or a palm's edge is no circle.
                 threshold = RIM_THRESHOLD_SHARE * float(t_looks[1][k])
-                rim = _rim_piece(dev[k, :, 0], geo, threshold, bool(line_level[k] < plate_grey[k]))
+                dark = bool(line_level[k] < plate_grey[k])
+                rim = _rim_piece(dev[k, :, 0], geo, threshold, dark, float(contrast[k]))
                 if rim is not None:
                     why[k] = ""
                     evidences[k] = max(float(evidences[k]), rim[1])
