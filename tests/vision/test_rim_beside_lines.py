@@ -3,10 +3,10 @@
 A large white piece on a light plate, a little off its square's centre, shows its darker rim all round
 but where it nears a line: there the rim and the line's blur make one dark band reaching the line, and
 the rim look (pieces._rim_pieces) took no circle with dark lines at the lines (a bare square's dark
-band along its lines would be one). Before, such squares read bare (contest_table 1/195 and 4/261, apart
-4/265: four white pieces in clear frames). Now the circle through the other sectors counts when each of
-them stands a tenth of the grid's contrast off the face (``RIM_BESIDE_LINES_SHARE``): the faint circles
-bare squares show there stand 0.07 of it at most.
+band along its lines would be one). Before, such squares read bare (contest_table 1/195, 4/261 and
+4/265, apart 1/248 and 4/265: six white pieces in clear frames). Now the circle through the other
+sectors counts when each of them stands a tenth of the grid's contrast off the face
+(``RIM_BESIDE_LINES_SHARE``): the faint circles bare squares show there stand 0.07 of it at most.
 """
 
 from __future__ import annotations
@@ -40,10 +40,9 @@ def _peaks(
 
 
 def test_the_circle_through_the_sectors_clear_of_the_lines_is_the_piece() -> None:
-    piece = pieces._rim_beside_lines(GEO, _peaks((0.06, 0.0), 0.42, [3, 4]), THRESHOLD)
-    assert piece is not None
-    _disc, evidence, centre, edge = piece
-    assert evidence == pieces.RIM_EVIDENCE
+    circle = pieces._circle_beside_lines(_peaks((0.06, 0.0), 0.42, [3, 4]), THRESHOLD)
+    assert circle is not None
+    centre, edge = circle
     assert np.allclose(centre, (0.06, 0.0), atol=0.01) and abs(edge - 0.42) < 0.01
 
 
@@ -52,7 +51,7 @@ def test_sectors_clear_of_the_lines_that_make_no_circle_are_no_piece() -> None:
     square_band = peaks._replace(
         radius=np.where(peaks.at_lines, 0.55, [0.45, 0.6, 0.45, 0, 0, 0.45, 0.6, 0.45])
     )
-    assert pieces._rim_beside_lines(GEO, square_band, THRESHOLD) is None
+    assert pieces._circle_beside_lines(square_band, THRESHOLD) is None
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -68,7 +67,13 @@ CONTRAST = 100.0  # the grid's lines against the plate, grey levels
 
 
 #: tuning frames with white pieces read bare before, and those squares (as each detection numbers them).
-FRAMES = [("contest_table", 1, 195, [4]), ("contest_table", 4, 261, [2]), ("apart", 4, 265, [0, 4])]
+FRAMES = [
+    ("contest_table", 1, 195, [4]),
+    ("contest_table", 4, 261, [2]),
+    ("contest_table", 4, 265, [7]),  # (this one's rim reaches the line around the piece's own centre)
+    ("apart", 1, 248, [6]),  # (and this one's)
+    ("apart", 4, 265, [0, 4]),
+]
 
 
 @pytest.mark.parametrize(("generator", "seed", "index", "squares"), FRAMES)

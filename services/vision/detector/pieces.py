@@ -774,15 +774,7 @@ def _rim_pieces(
     rim = all_round | partial
     beside = np.zeros(live.size, bool)
     if contrast is not None:
-        at_count = at_lines.sum(axis=1)
-        one_arc = np.count_nonzero(at_lines != np.roll(at_lines, 1, axis=1), axis=1) == 2
-        clear_min = np.where(at_lines, np.inf, strength).min(axis=1)
-        beside = (
-            dark_lines[live]
-            & (at_count <= RIM_BESIDE_LINES_MOST)
-            & one_arc
-            & (clear_min >= np.maximum(floor_live, RIM_BESIDE_LINES_SHARE * contrast[live]))
-        )
+        beside = dark_lines[live] & _rim_beside_lines_shows(strength, at_lines, floor_live, contrast[live])
     # The crescent's sectors: one arc (neighbours all but once round the circle), far enough off the
     # face on average and each some way off (a shadow fades at one end), none at the lines.
     arc = np.sort(np.argsort(-strength, axis=1)[:, :CRESCENT_SECTORS], axis=1)
@@ -798,26 +790,41 @@ def _rim_pieces(
         k = int(live[row])
         around = _OutlinePeaks(np.zeros(2), strength[row], radius[row], at_lines[row])
         face, t = float(body[k]), float(threshold[k])
-        piece = _rim_from(grey_dev[k], geo, around, face, t, bool(dark_lines[k])) if rim[row] else None
+        beside_contrast = None if contrast is None else float(contrast[k])
+        piece = (
+            _rim_from(grey_dev[k], geo, around, face, t, bool(dark_lines[k]), beside_contrast)
+            if rim[row]
+            else None
+        )
         if piece is None and beside[row]:
-            piece = _rim_beside_lines(geo, around, t)
+            piece = _rim_disc(geo, _circle_beside_lines(around, t))
         if piece is None and crescent[row]:
             piece = _crescent_from(grey_dev[k], geo, around, face, t)
         out[k] = piece
     return out
 
 
-def _rim_beside_lines(
-    geo: _SquareMasks, around: _OutlinePeaks, threshold: float
-) -> tuple[np.ndarray, float, np.ndarray, float] | None:
-    """A piece whose rim, around the square's centre (``around``), lies on a circle through its sectors
-    clear of the lines (roughly: the rim taken sector by sector around the square's centre, not the
-    piece's), the others lost in a line's blur (see :func:`_rim_pieces`), as :func:`_rim_disc` gives
-    it; or None."""
-    at = around.at_lines
-    clear = _OutlinePeaks(around.centre, np.where(at, -np.inf, around.strength), around.radius, at)
-    circle = _circle_through(clear, threshold, True, ROUGH_CIRCLE_RESIDUAL, int(at.sum()))
-    return _rim_disc(geo, circle)
+def _rim_beside_lines_shows(
+    strength: np.ndarray, at_lines: np.ndarray, floor: np.ndarray | float, contrast: np.ndarray | float
+) -> np.ndarray:
+    """Whether a rim's peaks (``strength`` and ``at_lines``, (..., ``EDGE_SECTORS``)) show a piece whose
+    rim merges with a dark line's blur on one side: at most ``RIM_BESIDE_LINES_MOST`` sectors, next to
+    each other, at the lines, and each of the others at least ``floor`` and ``RIM_BESIDE_LINES_SHARE``
+    of the grid's ``contrast`` off the face."""
+    at_count = at_lines.sum(axis=-1)
+    one_arc = np.count_nonzero(at_lines != np.roll(at_lines, 1, axis=-1), axis=-1) == 2
+    clear_min = np.where(at_lines, np.inf, strength).min(axis=-1)
+    least = np.maximum(floor, RIM_BESIDE_LINES_SHARE * np.asarray(contrast))
+    return (at_count <= RIM_BESIDE_LINES_MOST) & one_arc & (clear_min >= least)
+
+
+def _circle_beside_lines(peaks: _OutlinePeaks, threshold: float) -> tuple[np.ndarray, float] | None:
+    """The circle through a rim's peaks (``peaks``) in the sectors clear of the lines, roughly (the rim
+    taken sector by sector around a point that need not be the piece's centre), the others lost in a
+    line's blur (see :func:`_rim_beside_lines_shows`); or None."""
+    at = peaks.at_lines
+    clear = _OutlinePeaks(peaks.centre, np.where(at, -np.inf, peaks.strength), peaks.radius, at)
+    return _circle_through(clear, threshold, True, ROUGH_CIRCLE_RESIDUAL, int(at.sum()))
 
 
 def _crescent_from(
@@ -845,8 +852,10 @@ def _rim_from(
     body: float,
     threshold: float,
     dark_lines: bool,
+    contrast: float | None = None,
 ) -> tuple[np.ndarray, float, np.ndarray, float] | None:
-    """:func:`_rim_pieces` of one square from its rim's peaks around its centre (``around``)."""
+    """:func:`_rim_pieces` of one square from its rim's peaks around its centre (``around``); the grid's
+    ``contrast`` there given, a rim merged with a dark line's blur on one side counts too."""
     # Through the peaks first the rough circle: only its residual test differs from the strict one's,
     # so where there is no rough circle there is no strict one either (most bare squares end here, or
     # at the six-sector circle).
@@ -858,6 +867,12 @@ def _rim_from(
             # centre, lies on a circle only roughly; around that rough circle's centre it lies on one
             # closely.
             circle = _circular_outline(grey_dev, geo, rough[0], body, threshold, -1.0, dark_lines)
+        if circle is None and dark_lines and contrast is not None:
+            # ...unless, so far off it, the rim merges with a line's blur on that side.
+            peaks = _outline_peaks(grey_dev, geo, rough[0], body, -1.0)
+            floor = OUTLINE_CIRCLE_K * threshold
+            if peaks is not None and _rim_beside_lines_shows(peaks.strength, peaks.at_lines, floor, contrast):
+                circle = _circle_beside_lines(peaks, threshold)
     else:
         # A rim on six sectors of eight: the lit side of a black piece on a plate nearly as dark shows
         # none. The two weakest sectors are left out, and the rim must lie clear of the lines, or a
