@@ -4,8 +4,8 @@ A large white piece on a light plate, a little off its square's centre, shows it
 but where it nears a line: there the rim and the line's blur make one dark band reaching the line, and
 the rim look (pieces._rim_pieces) took no circle with dark lines at the lines (a bare square's dark
 band along its lines would be one). Before, such squares read bare (contest_table 1/195, 4/261 and
-4/265, apart 1/248 and 4/265: six white pieces in clear frames). Now the circle through the other
-sectors counts when each of them stands a tenth of the grid's contrast off the face
+4/265, apart 1/248, 2/211, 4/212 and 4/265: eight white pieces in clear frames). Now the circle
+through the other sectors counts when each of them stands a tenth of the grid's contrast off the face
 (``RIM_BESIDE_LINES_SHARE``): the faint circles bare squares show there stand 0.07 of it at most.
 """
 
@@ -73,6 +73,8 @@ FRAMES = [
     ("contest_table", 4, 265, [7]),  # (this one's rim reaches the line around the piece's own centre)
     ("apart", 1, 248, [6]),  # (and this one's)
     ("apart", 4, 265, [0, 4]),
+    ("apart", 2, 211, [7]),  # (three sectors at the lines)
+    ("apart", 4, 212, [5]),  # (and here)
 ]
 
 

@@ -125,9 +125,11 @@ RIM_EVIDENCE: Final = 1.0
 RIM_SECTORS_DROPPED: Final = 2
 #: ...or from up to this many sectors next to each other, where it merges with a dark line's blur (a large
 #: piece off its square's centre), when each of the others stands ``RIM_BESIDE_LINES_SHARE`` of the
-#: grid's contrast off the face. (On the tuning sets and apart, such rims around white pieces read bare
-#: stood 0.15-0.27 of the contrast off; the circles bare squares show on those sectors, 0.07 at most.)
-RIM_BESIDE_LINES_MOST: Final = 2
+#: grid's contrast off the face. (On the tuning sets and apart: 12 squares more right, white pieces
+#: read bare or unknown before, nothing lost; such rims stood 0.15-0.27 of the contrast off, the
+#: circles bare squares show on those sectors 0.07 at most. Four sectors found one piece more, and took
+#: a bare square for one.)
+RIM_BESIDE_LINES_MOST: Final = 3
 RIM_BESIDE_LINES_SHARE: Final = 0.1
 #: a piece's edge is at least this far from its centre (pitches): a coin or a button is smaller.
 PIECE_MIN_RADIUS: Final = 0.15
