@@ -742,7 +742,7 @@ def _rim_pieces(
     With dark lines and the grid's ``contrast`` around each square (N,) given, a rim may merge with a
     line's blur on one side (up to ``RIM_BESIDE_LINES_MOST`` sectors next to each other): the circle
     through the others counts when each stands ``RIM_BESIDE_LINES_SHARE`` of the contrast off the face,
-    as no bare square's faint circles do (:func:`_rim_beside_lines`).
+    as no bare square's faint circles do (:func:`_rim_beside_lines_shows`, :func:`_circle_beside_lines`).
     Failing a rim, a crescent (:func:`_crescent_from`): the shadow on one side of a white piece on a
     white plate under a light from one side, its lit side lost in the lines' blur.
     Each piece is (its disc's pixels, ``RIM_EVIDENCE``, centre, edge) as :func:`_faint_piece` gives one.

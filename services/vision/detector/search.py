@@ -487,11 +487,11 @@ def _whites_from_grey(grey: Detection, brightest: Detection, params: DetectorPar
     by its squares and its lines' unexplained share (``lines_hidden``), as :func:`read_at_pose` flags it."""
     squares = list(brightest.squares)
     doubtful_grid = brightest.extra["lines_hidden"] > params.frame_occluded_frac
+    most_sure = DOUBTFUL_GRID_CONFIDENCE if doubtful_grid else 1.0  # (as read_at_pose caps them)
     for n, (in_grey, there) in enumerate(zip(grey.squares, brightest.squares, strict=True)):
         sure = in_grey.state == "white" and not in_grey.occluded
         if sure and in_grey.confidence >= WHITE_IN_GREY_CONFIDENCE and there.state != "black":
-            most = DOUBTFUL_GRID_CONFIDENCE if doubtful_grid else 1.0
-            squares[n] = replace(in_grey, confidence=min(in_grey.confidence, most))
+            squares[n] = replace(in_grey, confidence=min(in_grey.confidence, most_sure))
     if squares == list(brightest.squares):
         return brightest
     occluded = doubtful_grid or any(s.occluded for s in squares)
