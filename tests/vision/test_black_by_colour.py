@@ -1,7 +1,8 @@
 """A black piece as dark as a deep blue plate in grey is grey where the plate is blue, and dark in the
 channel that makes the plate light (:func:`.squares._black_by_colour`): a square that reads bare in
 grey on such a plate holds a black piece, never certain. A shadow keeps the plate's colour; paper is
-light."""
+light. With light lines the dark end of the scale is black: a large black piece on a green plate with
+white lines, whose blur gave its square's corners its own level, reads bare in grey too."""
 
 from __future__ import annotations
 
@@ -73,3 +74,33 @@ def test_black_foam_on_a_dim_blue_board_is_read(seed: int, index: int, squares: 
         reading = det.squares[square]
         assert reading.state == "black", (square, det.board)
         assert reading.confidence <= BLACK_BY_COLOUR_CONFIDENCE
+
+
+#: a green contest plate with white lines, B, G, R: black is the dark end of its scale.
+GREEN_PLATE = np.array([40.0, 170.0, 60.0])
+
+
+def _reads_black_on_green(middle: tuple[float, float, float]) -> bool:
+    return _black_by_colour(np.array(middle), _grey(GREEN_PLATE), _opponent(GREEN_PLATE), 0.0)
+
+
+def test_with_light_lines_a_grey_middle_dark_in_green_is_black_and_the_plate_is_not() -> None:
+    assert _reads_black_on_green((35.0, 40.0, 36.0))  # a black piece, lit a little
+    assert not _reads_black_on_green(tuple(GREEN_PLATE))  # the bare plate
+    assert not _reads_black_on_green(tuple(0.45 * GREEN_PLATE))  # the plate in shadow: still green
+    assert not _reads_black_on_green((110.0, 110.0, 110.0))  # grey, but past half-way to the plate
+
+
+#: (generator, seed, index, square) of frames with a large black piece on a green plate with white lines
+#: whose blur gave its square's corners its own level: read bare before (their frames stay flagged).
+FOAM_ON_GREEN = (("apart", 1, 141, 8), ("apart", 3, 135, 0))
+
+
+@pytest.mark.parametrize(("generator", "seed", "index", "square"), FOAM_ON_GREEN)
+def test_a_black_piece_on_a_green_board_with_white_lines_is_read(
+    generator: str, seed: int, index: int, square: int
+) -> None:
+    det, truth = read_tuning_frame(generator, seed, index)
+    assert truth[square] == "X"
+    assert det.squares[square].state == "black", det.board
+    assert det.squares[square].confidence <= BLACK_BY_COLOUR_CONFIDENCE

@@ -104,8 +104,13 @@ def test_the_black_pieces_read_bare_are_found(generator: str, seed: int, index: 
 
 
 def test_without_the_rule_they_read_bare(monkeypatch: pytest.MonkeyPatch) -> None:
+    """(The black foam on the red plate is found by its colour too since session 39: grey where the
+    plate is red, dark in red, with white lines; see squares._black_by_colour.)"""
     monkeypatch.setattr(search, "_like_the_far_kind", lambda readings, discs, dark: (readings, discs))
     for generator, seed, index in FRAMES:
         det, truth = read_tuning_frame(generator, seed, index)
+        if (generator, seed, index) == ("contest_table", 4, 29):
+            assert det.board == truth
+            continue
         assert det.board != truth
         assert [a for a, b in zip(det.board, truth, strict=True) if a != b] == ["."]

@@ -95,9 +95,11 @@ NOT_PLATE_TONE: Final = 0.6
 BEYOND_PLATE_TONE: Final = 1.0
 #: a square read bare on a coloured plate (its opponent colour this many grey levels from grey at
 #: least) whose middle has under this share of the plate's colour, and is darker in the plate's
-#: brightest channel than half-way from the lines to the plate, holds a black piece (see
+#: brightest channel than half-way from the dark lines (or black) to the plate, holds a black piece (see
 #: _black_by_colour), this confident at most. (On the tuning sets: +6 squares right, 6 fewer black
-#: pieces read bare, none read wrong more; 10-20 levels and a share of 0.3-0.4 give the same.)
+#: pieces read bare, none read wrong more; 10-20 levels and a share of 0.3-0.4 give the same. With
+#: light lines too, since session 39: +2 on the tuning sets and apart, black pieces on green plates
+#: with white lines, nothing lost.)
 COLOURED_PLATE_CHROMA: Final = 20.0
 GREY_MIDDLE_SHARE: Final = 0.3
 BLACK_BY_COLOUR_CONFIDENCE: Final = 0.75
@@ -517,11 +519,11 @@ def _read_squares(
     middle_colour: dict[int, np.ndarray] = {}  # each square's middle's median B, G, R, where taken
     clean = ~np.array([bool(w) for w in why])
     rows = np.flatnonzero((evidences >= f0) & clean)
-    # The squares that may read bare on a coloured plate with dark lines (see _black_by_colour).
+    # The squares that may read bare on a coloured plate (see _black_by_colour).
     bare_on_colour = np.zeros(9, bool)
     if colour_px is not None:
         # The middles' colours, all at once: of the pieces, and of those squares.
-        bare_on_colour = (evidences < f0) & clean & (line_level < plate_grey)
+        bare_on_colour = (evidences < f0) & clean
         bare_on_colour &= plate_chroma >= COLOURED_PLATE_CHROMA
         taken = np.union1d(rows, np.flatnonzero(bare_on_colour))
         if taken.size:
@@ -570,8 +572,9 @@ def _read_squares(
             # darker than a dark plate is the glow of light lines around it, not a piece).
             towards_lines = 1.0 - tone if line_level[k] < plate_grey[k] else tone
             if -BEYOND_PLATE_TONE <= towards_lines <= NOT_PLATE_TONE:
+                dark_end = float(line_level[k]) if line_level[k] < plate_grey[k] else 0.0
                 if bare_on_colour[k] and _black_by_colour(
-                    middle_colour[k], float(plate_grey[k]), plate_chroma_mean[k], float(line_level[k])
+                    middle_colour[k], float(plate_grey[k]), plate_chroma_mean[k], dark_end
                 ):
                     # Black foam on a deep blue board under dim light: as dark as the plate in grey
                     # (blue weighs a tenth in it), grey on a blue plate. Its disc is a piece's, for the
@@ -753,21 +756,23 @@ def _middle_colour(
 
 
 def _black_by_colour(
-    middle: np.ndarray, plate_grey: float, plate_opponent: np.ndarray, line_level: float
+    middle: np.ndarray, plate_grey: float, plate_opponent: np.ndarray, dark_end: float
 ) -> bool:
     """Whether a square read bare in grey holds a black piece by its colour: its middle (B, G, R (3,))
     has under ``GREY_MIDDLE_SHARE`` of the colour of a coloured plate (grey ``plate_grey``, opponent
     colour B-G, R-G ``plate_opponent``, at least ``COLOURED_PLATE_CHROMA`` levels of it), and is darker
-    in the plate's brightest channel than half-way from the dark lines (grey ``line_level``) to the
-    plate. A black piece can be as dark as a deep blue or green plate in grey; it is grey where the
-    plate is coloured, and dark in the channel that makes the plate light. A shadow or a dimmer light
-    darkens the plate and keeps its colour; a sheet of paper is light."""
+    in the plate's brightest channel than half-way from the dark end of the board's scale
+    (``dark_end``: the grey of dark lines; with light lines, black) to the plate. A black piece can be
+    as dark as a deep blue or green plate in grey, or its blur can give its square's corners its own
+    level (a large piece on a green plate with white lines); it is grey where the plate is coloured,
+    and dark in the channel that makes the plate light. A shadow or a dimmer light darkens the plate
+    and keeps its colour; a sheet of paper is light."""
     plate_chroma = float(np.hypot(*plate_opponent))
     own_chroma = float(np.hypot(middle[0] - middle[1], middle[2] - middle[1]))
     if plate_chroma < COLOURED_PLATE_CHROMA or own_chroma > GREY_MIDDLE_SHARE * plate_chroma:
         return False
     brightest = float(_bgr_of(plate_grey, plate_opponent).max())
-    return float(middle.max()) - line_level < 0.5 * (brightest - line_level)
+    return float(middle.max()) - dark_end < 0.5 * (brightest - dark_end)
 
 
 def _the_plate_lit(
