@@ -15,7 +15,7 @@ from services.vision.detector.squares import (
     _black_by_colour,
 )
 
-from .tuning_frames import read_tuning_frame
+from .tuning_frames import read_tuning_frame, read_tuning_square
 
 #: a dim blue contest plate, B, G, R, and its black lines' grey.
 BLUE_PLATE = np.array([60.0, 30.0, 25.0])
@@ -100,7 +100,7 @@ FOAM_ON_GREEN = (("apart", 1, 141, 8), ("apart", 3, 135, 0))
 def test_a_black_piece_on_a_green_board_with_white_lines_is_read(
     generator: str, seed: int, index: int, square: int
 ) -> None:
-    det, truth = read_tuning_frame(generator, seed, index)
-    assert truth[square] == "X"
-    assert det.squares[square].state == "black", det.board
-    assert det.squares[square].confidence <= BLACK_BY_COLOUR_CONFIDENCE
+    reading, truth, board = read_tuning_square(generator, seed, index, square)
+    assert truth == "X"
+    assert reading.state == "black", board
+    assert reading.confidence <= BLACK_BY_COLOUR_CONFIDENCE

@@ -11,7 +11,7 @@ import pytest
 
 from services.vision.detector.pieces import STRONG_BODY_K, _level_edge
 
-from .tuning_frames import read_tuning_frame
+from .tuning_frames import read_tuning_square
 
 #: a piece's face 60 grey levels off the plate, falling to it over three rings (no two-ring fall is 0.7
 #: of it), then the plate.
@@ -56,6 +56,6 @@ MISSED = (
 def test_a_large_white_piece_on_a_small_board_is_read(
     generator: str, seed: int, index: int, square: int
 ) -> None:
-    det, truth = read_tuning_frame(generator, seed, index)
-    assert truth[square] == "O"
-    assert det.squares[square].state == "white", det.board
+    reading, truth, board = read_tuning_square(generator, seed, index, square)
+    assert truth == "O"
+    assert reading.state == "white", board

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.vision.detector import Detection, detect
+from services.vision.detector import Detection, SquareReading, detect
 from tests.vision.apart.generator import make_frame as apart_frame
 from tests.vision.contest_table.generator import render
 from tests.vision.flat.generator import make_frame as flat_frame
@@ -29,3 +29,10 @@ def read_tuning_frame(generator: str, seed: int, index: int) -> tuple[Detection,
     sample = tuning_sample(generator, seed, index)
     det = detect(sample.image)
     return det, truth_as_read(det, sample.board, sample.angle_deg)
+
+
+def read_tuning_square(generator: str, seed: int, index: int, square: int) -> tuple[SquareReading, str, str]:
+    """One square of a tuning frame (numbered as its detection numbers them): the detection's reading of
+    it, the truth there, and the board read (for messages)."""
+    det, truth = read_tuning_frame(generator, seed, index)
+    return det.squares[square], truth[square], det.board
