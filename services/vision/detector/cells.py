@@ -199,7 +199,7 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
             break  # a full, tight grid: no other anchor can beat it by more than noise
         si = cells.side[i]
         ai = cells.angle[i]
-        idx = np.flatnonzero(alike[i])
+        idx = alike[i].nonzero()[0]  # (np.flatnonzero of the row, without its wrappers)
         if len(idx) < max(2, params.min_cells - 1):
             continue
         rad = math.radians(ai)

@@ -31,7 +31,8 @@ def median(values: np.ndarray) -> float:
     kth = [k - 1, k] if n % 2 == 0 else [k]
     if inexact:
         kth.append(n - 1)  # the largest last: NaN sorts there
-    p = np.partition(v, kth)
+    p = v.copy()  # (np.partition's own copy and partition, without its wrapper)
+    p.partition(kth)
     if inexact and math.isnan(p[n - 1]):
         return math.nan
     if n % 2:
@@ -54,7 +55,9 @@ def median_along(values: np.ndarray, axis: int) -> np.ndarray:
     if axis in (-1, values.ndim - 1):
         p = np.sort(values, axis=-1)
     else:
-        p = np.moveaxis(values, axis, -1).copy(order="C")
+        # (np.moveaxis's own transpose, without its argument checks.)
+        axis %= values.ndim
+        p = values.transpose([*range(axis), *range(axis + 1, values.ndim), axis]).copy(order="C")
         p.sort(axis=-1)
     out = p[..., k] if n % 2 else (p[..., k - 1] + p[..., k]) / 2
     nan = np.isnan(p[..., n - 1])
@@ -74,7 +77,8 @@ def percentile(values: np.ndarray, q: float) -> float:
     virtual = (n - 1) * (q / 100.0)
     below = min(max(math.floor(virtual), 0), n - 1)
     above = min(below + 1, n - 1)
-    p = np.partition(v, sorted({0, n - 1, below, above}))
+    p = v.copy()
+    p.partition(sorted({0, n - 1, below, above}))
     if math.isnan(p[n - 1]):
         return math.nan
     if virtual >= n - 1:

@@ -21,6 +21,7 @@ from typing import Final
 import numpy as np
 
 from .pieces import _SquareMasks
+from .stats import median_along
 
 #: the strips along each side of a square's inside: this wide (pitches; two canonical pixels at least).
 TAIL_STRIP_WIDTH: Final = 0.05
@@ -72,7 +73,7 @@ def blur_tails(
     ends = img.ravel()[idx[like_plate]].mean(axis=3)  # (k, 4, 2, n): each end, from the inside's edge in
     tails = (ends[..., -1:] - ends).mean(axis=2).reshape(-1, ends.shape[-1])  # (k * 4, n)
     tail = np.zeros(s // 2 + 1)
-    tail[first : reach + 1] = np.maximum(np.median(tails, axis=0), 0.0)
+    tail[first : reach + 1] = np.maximum(median_along(tails, 0), 0.0)
     if tail[first] < TAIL_NOISE_K * noise:
         return np.zeros(len(ys), np.float32)
     return (tail[np.minimum(xs, s - xs)] + tail[np.minimum(ys, s - ys)]).astype(np.float32)
@@ -83,8 +84,8 @@ def middle_tones(
 ) -> np.ndarray:
     """Each square's very middle (its median grey, ``grey`` (9, P)) on the grid's scale around it, from
     its lines (``line_level``, 0) to its plate as its corners give it (``corner_levels``, (Q, 9), 1)."""
-    plate = np.median(corner_levels, axis=0)
-    middle = np.median(grey[:, geo.very_middle], axis=1)
+    plate = median_along(corner_levels, 0)
+    middle = median_along(grey[:, geo.very_middle], 1)
     return (middle - line_level) / np.maximum(plate - line_level, 1e-3)
 
 
