@@ -2,11 +2,11 @@
 the detector is chosen on, and which frames it changed.
 
 The tuning sets are the generators written apart from the detector that it may be tuned on (heldout,
-flat and contest_table, seeds 1-4; apart, seeds 1-4: 300 frames each, see ``bench.vision.GENERATORS``).
-The generator that is still held out (unseen) is not read here: its report is run once a change is
-kept (``bench/vision.py``), never to choose one.
+flat and contest_table, seeds 1-4; apart, seeds 1-4; unseen, seeds 1-3: 300 frames each, see
+``bench.vision.GENERATORS``). The generator that is still held out (sealed) is not read here: its report
+is run once a change is kept (``bench/vision.py``), never to choose one.
 
-    .venv/bin/python bench/vision_frames.py record OUT.json [--sets tune,apart] [--frames 300] [--jobs 2]
+    .venv/bin/python bench/vision_frames.py record OUT.json [--sets tune,apart,unseen] [--frames 300]
     .venv/bin/python bench/vision_frames.py summary OUT.json
     .venv/bin/python bench/vision_frames.py compare BEFORE.json AFTER.json
 
@@ -39,6 +39,7 @@ sys.path.insert(0, str(REPO))
 SETS: dict[str, list[tuple[str, int]]] = {
     "tune": [(g, s) for g in ("heldout", "flat", "contest_table") for s in (1, 2, 3, 4)],
     "apart": [("apart", s) for s in (1, 2, 3, 4)],
+    "unseen": [("unseen", s) for s in (1, 2, 3)],
 }
 #: frames a job reads (a job is a stretch of one generator and seed: the unit spread over the workers).
 JOB_FRAMES = 50
@@ -172,7 +173,7 @@ def main() -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("record", help="read every frame of the tuning sets and keep the records")
     rec.add_argument("out", type=Path)
-    rec.add_argument("--sets", default="tune,apart", help=f"of {', '.join(SETS)} (default both)")
+    rec.add_argument("--sets", default=",".join(SETS), help=f"of {', '.join(SETS)} (default all)")
     rec.add_argument("--frames", type=int, default=300, help="frames of each generator and seed")
     rec.add_argument("--jobs", type=int, default=2, help="processes reading at once")
     summ = sub.add_parser("summary", help="the figures of a record")
