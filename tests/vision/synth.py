@@ -76,6 +76,12 @@ class Scene:
     #: a camera a little off vertical: the projective terms (1/px) of a homography about the board's
     #: centre, which stays where it is.
     tilt: tuple[float, float] = (0.0, 0.0)
+    #: the plate beyond the outer lines' axes, in pitches (0: a board that ends at its outer lines).
+    margin: float = 0.25
+    #: the soft shadow of the gantry's arm across the board, or none: (angle of the band from the board's
+    #: x axis in degrees, its middle's offset from the board's centre and its width, in pitches, the
+    #: light it takes away (0..1), the softness of its edges in pitches).
+    arm_shadow: tuple[float, float, float, float, float] | None = None
 
 
 def board_point(scene: Scene, dx: float, dy: float) -> tuple[float, float]:
@@ -132,7 +138,7 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
             cv2.fillPoly(img, [pts([tuple(p) for p in box])], col, cv2.LINE_AA, 4)
 
     p = scene.pitch_px
-    margin = 0.25 * p
+    margin = scene.margin * p
     half = 1.5 * p + margin
     plate = [board_point(scene, sx * half, sy * half) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
     cv2.fillPoly(img, [pts(plate)], _bgr(scene.board_grey), cv2.LINE_AA, 4)
@@ -263,6 +269,17 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
         cv2.fillPoly(img, [pts(arm)], _bgr(170.0), cv2.LINE_AA, 4)
         cv2.ellipse(img, ipt(hx, hy), (int(width / 2 * ss), int(width / 2 * ss)), 0, 0, 360, _bgr(170.0), -1)
     img = cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA)
+    if scene.arm_shadow is not None:
+        # A band across the frame, darker in its middle, its edges blurred by the light's size.
+        band_deg, offset, width, depth, soft = scene.arm_shadow
+        # (the band runs along (cos a, -sin a) as seen, image y down; (sin a, cos a) is across it)
+        a = math.radians(scene.angle_deg + band_deg)
+        nx, ny = math.sin(a), math.cos(a)
+        ox, oy = scene.center[0] + offset * p * nx, scene.center[1] + offset * p * ny
+        yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+        across = np.abs((xx - ox) * nx + (yy - oy) * ny)
+        inside = np.clip((width * p / 2 - across) / max(soft * p, 1.0) + 0.5, 0.0, 1.0)
+        img = img * (1.0 - depth * inside)[..., None]
     if scene.gradient:
         ramp = np.linspace(1.0 - scene.gradient, 1.0, w, dtype=np.float32)[None, :, None]
         img = img * ramp

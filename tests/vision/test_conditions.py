@@ -65,6 +65,20 @@ def _pitch(scene: Scene, pitch: float) -> Scene:
     )
 
 
+def _arm_shadow(scene: Scene, rng: np.random.Generator) -> Scene:
+    """The soft shadow of the gantry's arm under a lamp: a band 0.3-1 pitch wide along either of the
+    board's axes (give or take 5 degrees), taking 20-45% of the light, its edges 0.05-0.3 pitch soft."""
+    along = 0.0 if rng.random() < 0.5 else 90.0
+    band = (
+        along + float(rng.uniform(-5, 5)),
+        float(rng.uniform(-1.2, 1.2)),
+        float(rng.uniform(0.3, 1.0)),
+        float(rng.uniform(0.2, 0.45)),
+        float(rng.uniform(0.05, 0.3)),
+    )
+    return replace(scene, arm_shadow=band)
+
+
 CONDITIONS: dict[str, tuple[object, float]] = {
     "large pieces (radius 0.38-0.44)": (
         lambda s, r: replace(s, piece_frac=float(r.uniform(0.76, 0.88)), piece_jitter=0.0),
@@ -82,6 +96,8 @@ CONDITIONS: dict[str, tuple[object, float]] = {
     "2:1 gradient": (lambda s, r: replace(s, gradient=0.5), 0.97),
     "vignetting": (lambda s, r: replace(s, vignette=0.3), 0.97),
     "small pitch (35-45 px)": (lambda s, r: _pitch(s, float(r.uniform(35, 45))), 0.97),
+    # (without shade.py's band, 87.5% on these frames and a square wrong at 0.9; with it, 94.4%)
+    "the gantry arm's shadow across the board": (_arm_shadow, 0.9),
     "large pitch (80-90 px)": (lambda s, r: _pitch(s, float(r.uniform(80, 90))), 0.97),
 }
 

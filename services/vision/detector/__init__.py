@@ -57,7 +57,11 @@ How it works, in order:
    alike: a "piece" far dimmer than the others of its colour is a coin
    (:func:`.squares._odd_tones_by_the_board`), and a square read bare whose middle stands beyond the
    plate's tone as far as the pieces of the kind that lies there (black below a dark plate, white above
-   a light one) holds one (:func:`.squares._like_the_far_kind`).
+   a light one) holds one (:func:`.squares._like_the_far_kind`). The soft shadow of the gantry's arm
+   under a lamp, a band across the board, leaves a stretch of plate off that smooth surface: where the
+   plate beside the lines shows one (darker there, its lines with it), the board is read again with it
+   divided out (:func:`.shade.shadow_gain`); that reading is taken when the first one had a square in
+   doubt and it has none, and where both read the board whole but differ, those squares are unknown.
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
    contrast the rest of the grid shows for the light there (and no pair of large pieces, nor a piece
    reaching over the line, explains it: :func:`.occlusion._under_pieces`), something covers them. A
@@ -98,6 +102,7 @@ Where each step lives (each module keeps the constants only it uses; those sever
 - :mod:`.comb`: step 2's comb search.
 - :mod:`.lines`: step 3 on the lines, the pose refined on them, the grid's check and polarity.
 - :mod:`.squares`: step 4 against the plate, the board's tones, and the two readings combined.
+- :mod:`.shade`: step 4's shadow band across the board, found beside the lines.
 - :mod:`.pieces`: one square's geometry and what a piece in it looks like (its evidence ring by ring, a
   faint piece, a body's shape and colour): what step 4 and step 5 judge a square's contents by.
 - :mod:`.ring`: step 4 against the ring, and what in it is not a piece.

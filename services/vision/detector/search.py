@@ -34,6 +34,7 @@ from .lines import _fit_lines, _polarity_at, _verify_grid
 from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareReading
 from .occlusion import _crossed_squares, _line_contrast, _line_levels, _reaching_in, _under_pieces
 from .ring import _read_squares_ring
+from .shade import shadow_gain
 from .squares import (
     _combine,
     _like_the_far_kind,
@@ -509,6 +510,7 @@ def read_at_pose(
     *,
     h: np.ndarray | None = None,
     in_brightest: bool = False,
+    shade: np.ndarray | None = None,
 ) -> Detection:
     """Read the squares, the occlusion and the supply of a prepared image at a known pose. When the
     grid shows little contrast in grey (under ``LOW_GRID_CONTRAST``) and the image has colour, it is read
@@ -518,6 +520,10 @@ def read_at_pose(
         h = homography_of(pose)
     pitch = pitch_of(pose)
     canon = _canonical(im.gray, h, pitch, (params.canonical_min_px, params.canonical_max_px), im.bgr)
+    if shade is not None:
+        # The light a shadow band across the board leaves (see the end): divided out.
+        colour = None if canon.colour is None else canon.colour / shade[..., None]
+        canon = replace(canon, img=canon.img / shade, colour=colour)
     if polarity is None:
         # The lines stand out from the squares one way or the other: look which, beside the crossings
         # (the squares' middles may all hold pieces of one colour).
@@ -627,6 +633,24 @@ def read_at_pose(
     why["lines_hidden"] = frame_hidden
     supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params, im.bgr, h_inv=inv)
     problem = "occluded" if occluded else ("low-confidence" if any_low else "")
+    evenly_lit = None
+    if shade is None and not in_brightest:
+        # The soft shadow of the gantry's arm across the board under a lamp takes a band of the plate off
+        # its smooth surface: the board is read again with it divided out.
+        gain = shadow_gain(canon, half_width)
+        if gain is not None:
+            evenly_lit = read_at_pose(im, pose, polarity, half_width, params, h=h, shade=gain)
+    if evenly_lit is not None and problem and not evenly_lit.problem:
+        return evenly_lit  # read whole only evenly lit
+    if evenly_lit is not None and not problem:
+        # Read whole both ways: a square they read differently was not seen clearly either way.
+        for n, (first, second) in enumerate(zip(squares, evenly_lit.squares, strict=True)):
+            if first.state != second.state:
+                squares[n] = replace(first, state="unknown", confidence=0.0)
+                problem = "low-confidence"
+        why["shadow_doubt"] = float(sum(s.state == "unknown" for s in squares))
+    if shade is not None:
+        why["shadow_band"] = float(shade.min())
     return Detection(
         found=True,
         pose=pose,

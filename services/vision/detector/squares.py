@@ -525,7 +525,7 @@ def _read_squares(
         # The middles' colours, all at once: of the pieces, and of those squares.
         bare_on_colour = (evidences < f0) & clean
         bare_on_colour &= plate_chroma >= COLOURED_PLATE_CHROMA
-        taken = np.union1d(rows, np.flatnonzero(bare_on_colour))
+        taken = np.flatnonzero(((evidences >= f0) & clean) | bare_on_colour)
         if taken.size:
             medians = _masked_medians(colour_px[taken[:, None], geo.core], middles[taken])
             middle_colour.update(zip(taken.tolist(), medians, strict=True))
