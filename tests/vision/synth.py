@@ -82,6 +82,9 @@ class Scene:
     #: x axis in degrees, its middle's offset from the board's centre and its width, in pitches, the
     #: light it takes away (0..1), the softness of its edges in pitches).
     arm_shadow: tuple[float, float, float, float, float] | None = None
+    #: engraved lines: the colour of the groove's lit wall, drawn over the second half of each line across
+    #: it (the first half keeps ``line_grey``, the wall in shade); None for printed lines.
+    groove: Colour | None = None
 
 
 def board_point(scene: Scene, dx: float, dy: float) -> tuple[float, float]:
@@ -172,6 +175,16 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
             cv2.fillPoly(
                 img, [pts([board_point(scene, x, y) for x, y in quad])], _bgr(scene.line_grey), cv2.LINE_AA, 4
             )
+            if scene.groove is not None:
+                # An engraved line: the groove's far wall catches the light (its second half, across it).
+                lit = [(x, y) for x, y in quad]
+                if horizontal:
+                    lit[0], lit[1] = (lit[0][0], off), (lit[1][0], off)
+                else:
+                    lit[0], lit[3] = (off, lit[0][1]), (off, lit[3][1])
+                cv2.fillPoly(
+                    img, [pts([board_point(scene, x, y) for x, y in lit])], _bgr(scene.groove), cv2.LINE_AA, 4
+                )
     for tx, ty, tw, th, tcol in scene.trays:
         # A tray lies square to the board: width along the board's x axis, height along its y axis.
         box = cv2.boxPoints(((tx, ty), (tw, th), -scene.angle_deg))

@@ -79,6 +79,17 @@ def _arm_shadow(scene: Scene, rng: np.random.Generator) -> Scene:
     return replace(scene, arm_shadow=band)
 
 
+def _engraved(scene: Scene, rng: np.random.Generator) -> Scene:
+    """Engraved lines 4-10% of the pitch: a groove whose shaded wall is darker than the plate (45-75% of
+    it) and whose lit wall is lighter (110-130% of it). (Thinner grooves, 2-4.5%, are the weak case:
+    84% of squares right over 200 frames, 21 boards not found, on 2026-12-05.)"""
+    plate = np.array(scene.board_grey, float)
+    shaded = tuple(float(v) for v in plate * rng.uniform(0.45, 0.75))
+    lit = tuple(float(min(255.0, v)) for v in plate * rng.uniform(1.1, 1.3) + 10)
+    width = float(rng.uniform(0.04, 0.1)) * scene.pitch_px
+    return replace(scene, line_grey=shaded, groove=lit, line_px=width)
+
+
 CONDITIONS: dict[str, tuple[object, float]] = {
     "large pieces (radius 0.38-0.44)": (
         lambda s, r: replace(s, piece_frac=float(r.uniform(0.76, 0.88)), piece_jitter=0.0),
@@ -98,6 +109,8 @@ CONDITIONS: dict[str, tuple[object, float]] = {
     "small pitch (35-45 px)": (lambda s, r: _pitch(s, float(r.uniform(35, 45))), 0.97),
     # (without shade.py's band, 87.5% on these frames and a square wrong at 0.9; with it, 94.4%)
     "the gantry arm's shadow across the board": (_arm_shadow, 0.9),
+    # (95.8% on these frames when written)
+    "engraved lines (4-10%)": (_engraved, 0.93),
     "large pitch (80-90 px)": (lambda s, r: _pitch(s, float(r.uniform(80, 90))), 0.97),
 }
 
