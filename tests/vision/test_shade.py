@@ -83,3 +83,23 @@ def test_a_column_of_dark_pieces_is_no_band() -> None:
     # lines beside them keep their grey, which a shadow would take too.
     pieces = [(2, 110.0), (5, 110.0), (8, 110.0), (0, 30.0)]
     assert shadow_gain(_board(pieces=pieces), HALF_WIDTH) is None
+
+
+def test_a_board_read_with_its_band_divided_out_is_right_and_never_certain() -> None:
+    # Frames 3, 5 and 6 of the conditions' arm-shadow looks: flagged as first read, read whole with
+    # the band divided out (``shadow_band``: the least light it leaves), every square at most 0.85 sure.
+    from services.vision.detector import detect
+    from services.vision.detector.search import SHADED_CONFIDENCE
+
+    from .synth import draw
+    from .test_conditions import _arm_shadow, _looks
+    from .test_sweep import rotate_board
+
+    scenes = _looks(12, _arm_shadow)
+    for i in (3, 5, 6):
+        det = detect(draw(scenes[i], seed=i))
+        assert "shadow_band" in det.extra, i
+        assert det.pose is not None
+        turns = round((det.pose.angle_deg - scenes[i].angle_deg) / 90)
+        assert det.board == rotate_board(scenes[i].board, turns), i
+        assert max(sq.confidence for sq in det.squares) <= SHADED_CONFIDENCE

@@ -126,6 +126,10 @@ WHITE_IN_GREY_CONFIDENCE: Final = 0.9
 #: where the board is not. (On the tuning sets and apart, all four squares wrong at 1.0 were in such
 #: frames, their grid placed off the board.)
 DOUBTFUL_GRID_CONFIDENCE: Final = 0.85
+#: every square of a board read with a shadow band divided out (:func:`.shade.shadow_gain`) is read this
+#: confident at most: the band is an estimate, and a bare square it leaves a few grey levels off the
+#: plate reads as a faint piece.
+SHADED_CONFIDENCE: Final = 0.85
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -601,6 +605,8 @@ def read_at_pose(
     # So much of the grid unseen may be a grid placed where the board is not (on its pieces and the table
     # around): then no square read through it is certain.
     most_sure = DOUBTFUL_GRID_CONFIDENCE if frame_hidden > params.frame_occluded_frac else 1.0
+    if shade is not None:
+        most_sure = min(most_sure, SHADED_CONFIDENCE)
     inv = np.linalg.inv(h)
     centres = _apply_h(inv, SQUARE_CENTRES)
     squares: list[SquareReading] = []
