@@ -82,7 +82,8 @@ def _arm_shadow(scene: Scene, rng: np.random.Generator) -> Scene:
 def _engraved(scene: Scene, rng: np.random.Generator) -> Scene:
     """Engraved lines 4-10% of the pitch: a groove whose shaded wall is darker than the plate (45-75% of
     it) and whose lit wall is lighter (110-130% of it). (Thinner grooves, 2-4.5%, are the weak case:
-    84% of squares right over 200 frames, 21 boards not found, on 2026-12-05.)"""
+    84% of squares right over 200 frames, 21 boards not found, on 2026-12-05; at these pitches such a
+    groove is 1-4 px wide, each wall under a pixel or two, and the walls average to the plate's grey.)"""
     plate = np.array(scene.board_grey, float)
     shaded = tuple(float(v) for v in plate * rng.uniform(0.45, 0.75))
     lit = tuple(float(min(255.0, v)) for v in plate * rng.uniform(1.1, 1.3) + 10)
