@@ -87,16 +87,23 @@ def _line_sampling(s: int, m: int, band: int, off: int) -> tuple[np.ndarray, ...
     return _read_only(flat(lr, lc), flat(rr, rc), np.array(own))
 
 
+def _line_samples_of(canon: _Canon, half_width: float) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_line_sampling` for a canonical view whose lines are ``half_width`` pitches wide each side:
+    the half band across a line (px; a line sample's middle pixel is at this index), then its line
+    pixels, reference pixels beside the line (clear of its blur) and owners."""
+    s = canon.px
+    band = max(1, round(half_width * s))
+    off = band + max(2, round(0.1 * s))
+    return (band, *_line_sampling(s, canon.margin, band, off))
+
+
 def _line_contrast(
     canon: _Canon, sign: int, half_width: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Contrast of every line sample against the board beside it (positive when the line stands out
     the expected way) on the side where it is larger and on the side where it is smaller, the squares
     (0..8, -1 none) each sample borders, and the line's grey level."""
-    s = canon.px
-    band = max(1, round(half_width * s))
-    off = band + max(2, round(0.1 * s))
-    line_at, ref_at, own = _line_sampling(s, canon.margin, band, off)
+    _band, line_at, ref_at, own = _line_samples_of(canon, half_width)
     img = canon.img.ravel()
     line_vals = img[line_at]
     peak = line_vals.max(axis=1) if sign > 0 else line_vals.min(axis=1)

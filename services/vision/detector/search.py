@@ -556,7 +556,14 @@ def read_at_pose(
         # the grid's contrast (in grey, a bare square's JPEG colour reads as a piece). The pieces are
         # still told apart by colour there too. Covered lines stay covered in any channel.
         other = read_at_pose(
-            _brightest(im, keep_colour=True), pose, None, half_width, params, h=h, in_brightest=True
+            _brightest(im, keep_colour=True),
+            pose,
+            None,
+            half_width,
+            params,
+            h=h,
+            in_brightest=True,
+            shade=shade,
         )
         if no_grid or abs(other.line_contrast) > BRIGHTEST_GAIN * typical:
             return other
@@ -637,7 +644,6 @@ def read_at_pose(
     why["crossed"] = float(crossed.sum())
     why["brightest_gain"] = brightest_gain
     why["lines_hidden"] = frame_hidden
-    supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params, im.bgr, h_inv=inv)
     problem = "occluded" if occluded else ("low-confidence" if any_low else "")
     evenly_lit = None
     if shade is None and not in_brightest:
@@ -655,6 +661,7 @@ def read_at_pose(
                 squares[n] = replace(first, state="unknown", confidence=0.0)
                 problem = "low-confidence"
         why["shadow_doubt"] = float(sum(s.state == "unknown" for s in squares))
+    supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params, im.bgr, h_inv=inv)
     if shade is not None:
         why["shadow_band"] = float(shade.min())
     return Detection(

@@ -5,7 +5,7 @@ the lines and the pieces alike; the plate's surface, fitted as one smooth surfac
 a piece half in it as two.
 
 It is found where nothing but the plate can be: just beside the grid's lines, inside the grid
-(:func:`.occlusion._line_sampling`'s reference samples). A smooth surface is fitted to their log grey
+(:func:`.occlusion._line_samples_of`'s reference samples). A smooth surface is fitted to their log grey
 (gradients and vignetting), and what it leaves is read along every direction across the board: a band
 is a stretch, at least ``BAND_MIN_WIDTH`` wide, where the median of the samples across the whole board
 lies ``BAND_DEPTH_MIN`` or more below the surface and most of them do (a black piece beside a line
@@ -20,7 +20,7 @@ from typing import Final
 import numpy as np
 
 from .geometry import GRID_SQUARES, _Canon
-from .occlusion import _line_sampling
+from .occlusion import _line_samples_of
 from .stats import least_squares, median
 
 #: the directions across the board looked along (radians from the view's x axis).
@@ -69,9 +69,7 @@ def shadow_gain(canon: _Canon, half_width: float) -> np.ndarray | None:
     or None when the board shows no band (see the module's docstring). ``half_width``: the lines'
     half width, pitches."""
     s, m = canon.px, canon.margin
-    band = max(1, round(half_width * s))
-    off = band + max(2, round(0.1 * s))
-    line_at, ref_at, own = _line_sampling(s, m, band, off)
+    band, line_at, ref_at, own = _line_samples_of(canon, half_width)
     img = canon.img.ravel()
     # Each sample beside a line, inside the grid, and the line's own grey there (its middle pixel):
     # a band darkens both alike, a piece over the sample only the sample.
