@@ -5,12 +5,14 @@ the lines and the pieces alike; the plate's surface, fitted as one smooth surfac
 a piece half in it as two.
 
 It is found where nothing but the plate can be: just beside the grid's lines, inside the grid
-(:func:`.occlusion._line_samples_of`'s reference samples). A smooth surface is fitted to their log grey
-(gradients and vignetting), and what it leaves is read along every direction across the board: a band
-is a stretch, at least ``BAND_MIN_WIDTH`` wide, where the median of the samples across the whole board
-lies ``BAND_DEPTH_MIN`` or more below the surface and most of them do (a black piece beside a line
-darkens a few samples of a stretch, a band all of them). Its profile is divided out of the canonical
-view, so that what follows reads a board evenly lit. A board without one is left as it is."""
+(:func:`.occlusion._line_samples_of`'s reference samples), each kept only when its line stands the
+lines' usual contrast from it (a band darkens the line too; a piece over the sample does not). A plane
+is fitted to their log grey (a light gradient), again on those not well below it, and what it leaves
+is read along every direction across the board: a band is one stretch, at least ``BAND_MIN_WIDTH``
+wide, where the median of the samples across the whole board lies ``BAND_DEPTH_MIN`` or more below the
+plane and most of them do (a dark piece beside a line darkens a few samples of a stretch, a band all
+of them); of the directions, the one its profile fits best. The profile is divided out of the
+canonical view, so that what follows reads a board evenly lit. A board without one is left as it is."""
 
 from __future__ import annotations
 
