@@ -670,7 +670,7 @@ def _read_squares(
             bare = (r[0] == "empty" and not r[4]) or r[4] == "small"
             if (
                 bare
-                and _could_hide_a_piece(float(plate_grey[k]), False)
+                and _could_hide_a_piece(float(plate_grey[k]), dark_lines)
                 and _highlight_alone(dev[k, :, 0], geo, float(contrast[k]), s)
             ):
                 # A glossy black piece on a plate as dark (see HIGHLIGHT_REACH). Its disc is as large
