@@ -76,6 +76,8 @@ class Scene:
     #: a camera a little off vertical: the projective terms (1/px) of a homography about the board's
     #: centre, which stays where it is.
     tilt: tuple[float, float] = (0.0, 0.0)
+    #: the plate beyond the outer lines' axes, in pitches (0: a board that ends at its outer lines).
+    margin: float = 0.25
     #: the soft shadow of the gantry's arm across the board, or none: (angle of the band from the board's
     #: x axis in degrees, its middle's offset from the board's centre and its width, in pitches, the
     #: light it takes away (0..1), the softness of its edges in pitches).
@@ -139,7 +141,7 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
             cv2.fillPoly(img, [pts([tuple(p) for p in box])], col, cv2.LINE_AA, 4)
 
     p = scene.pitch_px
-    margin = 0.25 * p
+    margin = scene.margin * p
     half = 1.5 * p + margin
     plate = [board_point(scene, sx * half, sy * half) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
     cv2.fillPoly(img, [pts(plate)], _bgr(scene.board_grey), cv2.LINE_AA, 4)

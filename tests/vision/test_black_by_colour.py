@@ -91,9 +91,11 @@ def test_with_light_lines_a_grey_middle_dark_in_green_is_black_and_the_plate_is_
     assert not _reads_black_on_green((110.0, 110.0, 110.0))  # grey, but past half-way to the plate
 
 
-#: (generator, seed, index, square) of frames with a large black piece on a green plate with white lines
-#: whose blur gave its square's corners its own level: read bare before (their frames stay flagged).
-FOAM_ON_GREEN = (("apart", 1, 141, 8), ("apart", 3, 135, 0))
+#: (generator, seed, index, square) of a frame with a large black piece on a green plate with white lines
+#: whose blur gave its square's corners its own level: read bare before (the frame stays flagged). (apart
+#: 3/135 was another until the line fit left out profiles that run to their window's end: the frame now
+#: reads whole and clear, that piece black at 1.0 by its tone; see test_line_ends.)
+FOAM_ON_GREEN = (("apart", 1, 141, 8),)
 
 
 @pytest.mark.parametrize(("generator", "seed", "index", "square"), FOAM_ON_GREEN)

@@ -18,6 +18,7 @@ from services.vision.detector import detect, squares, tails
 from services.vision.detector.pieces import _square_masks
 from tests.vision.apart.generator import make_frame as apart_frame
 from tests.vision.contest_table.generator import render
+from tests.vision.heldout.generator import make_frame as heldout_frame
 
 from .test_sweep import truth_as_read
 
@@ -113,15 +114,24 @@ def test_without_the_tails_the_phantoms_come_back(monkeypatch: pytest.MonkeyPatc
     assert sum(a == "O" and b == "." for a, b in zip(det.board, truth, strict=True)) >= 3
 
 
-def test_a_bare_square_read_through_the_tail_is_not_certain() -> None:
+def test_a_bare_square_read_through_the_tail_is_not_certain(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A square read bare because the tails were taken out of its corners is at most
+    TAIL_BARE_CONFIDENCE sure. heldout frame 288 of seed 1: a bare board, every square read so; with a
+    lower cap, they are read lower."""
+    sample = heldout_frame(288, 1)
+    det = detect(sample.image)
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg) == "." * 9
+    capped = [s.confidence for s in det.squares]
+    assert max(capped) <= squares.TAIL_BARE_CONFIDENCE
+    monkeypatch.setattr(squares, "TAIL_BARE_CONFIDENCE", 0.5)
+    lower = [s.confidence for s in detect(sample.image).squares]
+    assert all(a < b for a, b in zip(lower, capped, strict=True))
+
+
+def test_a_small_defocused_board_is_read_whole() -> None:
     """contest_table frame 211 of seed 3: a small defocused board on a white plate, its tails deep. Its
-    white piece beside the black one reads bare, but never at 0.9 or more (TAIL_BARE_CONFIDENCE)."""
+    white piece beside the black one read bare at 0.92 before the cap above, and under 0.9 with it; since
+    the line fit leaves out the profiles that run to their window's end (session 43) it is read white."""
     sample = contest_table_frame(211, 3)
     det = detect(sample.image)
-    truth = truth_as_read(det, sample.board, sample.angle_deg)
-    wrong = [
-        s.confidence
-        for s, read, want in zip(det.squares, det.board, truth, strict=True)
-        if read not in ("?", want)
-    ]
-    assert wrong and max(wrong) < 0.9
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)

@@ -103,13 +103,18 @@ def test_the_black_pieces_read_bare_are_found(generator: str, seed: int, index: 
     assert not det.occluded
 
 
+#: the frames above that read whole without the rule: the black foam on the red plate is found by its
+#: colour too since session 39 (grey where the plate is red, dark in red, with white lines; see
+#: squares._black_by_colour), and the large white piece on the grey plate since the line fit left out
+#: profiles that run to their window's end (session 43).
+READ_WITHOUT_IT = (("contest_table", 4, 29), ("apart", 4, 196))
+
+
 def test_without_the_rule_they_read_bare(monkeypatch: pytest.MonkeyPatch) -> None:
-    """(The black foam on the red plate is found by its colour too since session 39: grey where the
-    plate is red, dark in red, with white lines; see squares._black_by_colour.)"""
     monkeypatch.setattr(search, "_like_the_far_kind", lambda readings, discs, dark: (readings, discs))
     for generator, seed, index in FRAMES:
         det, truth = read_tuning_frame(generator, seed, index)
-        if (generator, seed, index) == ("contest_table", 4, 29):
+        if (generator, seed, index) in READ_WITHOUT_IT:
             assert det.board == truth
             continue
         assert det.board != truth

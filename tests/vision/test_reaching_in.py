@@ -81,7 +81,12 @@ def test_an_arm_beyond_seen_stretches_too_is_still_told() -> None:
     assert np.array_equal(reaching, hidden)
 
 
-HANDS = [("apart", 3, 46), ("apart", 3, 215)]  # light skin over white lines; an arm from below
+#: light skin over white lines; an arm from below; fingers over a purple plate's top row, from above.
+HANDS = [("apart", 3, 46), ("apart", 3, 215), ("apart", 2, 276)]
+#: ...those read clear without the rule. (apart 3/215 was one until the line fit left out profiles that
+#: run to their window's end, session 43: it is flagged without the rule now. Over the tuning sets,
+#: without the rule, these two occluded frames are read clear, and no other.)
+CLEAR_WITHOUT_IT = [("apart", 3, 46), ("apart", 2, 276)]
 
 
 @pytest.mark.parametrize("generator, seed, index", HANDS)
@@ -94,7 +99,7 @@ def test_hands_over_the_board_are_not_read_clear(generator: str, seed: int, inde
 
 def test_without_the_rule_they_read_clear(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search, "_reaching_in", lambda canon, seen, *a: np.zeros(seen.shape, bool))
-    for generator, seed, index in HANDS:
+    for generator, seed, index in CLEAR_WITHOUT_IT:
         det = search.detect(tuning_sample(generator, seed, index).image)
         assert det.found and not det.occluded and "?" not in det.board
 

@@ -132,7 +132,10 @@ def _fit_lines(
     straight line to each, and correct ``h`` so that their 16 crossings land where they belong.
 
     A profile's half-maximum centroid is the line's centre (independent of the line's width); segments
-    without contrast (covered) or far from their line's fit (a piece beside the line) do not count.
+    without contrast (covered) or far from their line's fit (a piece beside the line) do not count, nor,
+    while enough lines are placed without them, those whose profile keeps the line's tone to an end of
+    its window (a piece of that tone beside the line; a table of that tone beyond a plate that ends at
+    its outer line).
     None when the view cannot be built (a degenerate homography).
     """
     s = int(min(params.canonical_max_px, max(params.canonical_min_px, round(pitch_px))))
@@ -165,14 +168,41 @@ def _fit_lines(
     seen = contrast >= SEGMENT_SEEN_FRAC * max(typical, 1e-3)
     # The line's ends are inside the profile window: a centroid near the window's edge is not a line.
     seen &= np.abs(offset) < reach - 0.5
-    fits = _line_fits(seen, offset, along, lines)
     seen_frac = float(seen.mean())
-    offs = np.abs(offset[seen]) if seen.any() else np.array([np.inf])
-    max_off, rms = float(offs.max()), float(np.sqrt(np.mean(offs**2)))
-    vert_fits = [(k, f) for k, f in enumerate(fits[: GRID_SQUARES + 1]) if f is not None]
-    horiz_fits = [(k, f) for k, f in enumerate(fits[GRID_SQUARES + 1 :]) if f is not None]
-    if len(vert_fits) < MIN_FITTED_LINES or len(horiz_fits) < MIN_FITTED_LINES:
-        return _LineFit(h, max_off, rms, seen_frac, s)
+
+    def placed_by(
+        segments: np.ndarray,
+    ) -> tuple[list[tuple[int, tuple[float, float]]], list[tuple[int, tuple[float, float]]], float, float]:
+        """The vertical and the horizontal lines fitted to ``segments`` (2, J, 4), and the largest and
+        the RMS offset of those segments."""
+        fits = _line_fits(segments, offset, along, lines)
+        offs = np.abs(offset[segments]) if segments.any() else np.array([np.inf])
+        vert = [(k, f) for k, f in enumerate(fits[: GRID_SQUARES + 1]) if f is not None]
+        horiz = [(k, f) for k, f in enumerate(fits[GRID_SQUARES + 1 :]) if f is not None]
+        return vert, horiz, float(offs.max()), float(np.sqrt(np.mean(offs**2)))
+
+    # A profile over its half maximum at an end of the window is no line alone: something of the line's
+    # tone is beside it (a piece, a table beyond a plate that ends at its outer line), and its centroid
+    # lies off the line. It counts as seen, and is not fitted while enough lines are placed without
+    # it: three of each direction, or two where such profiles took the others, each placed along half
+    # its length at least.
+    edge = (weight[..., 0] > 0.0) | (weight[..., -1] > 0.0)
+    placed = seen & ~edge
+    vert_fits, horiz_fits, max_off, rms = placed_by(placed)
+    per_line = placed.sum(axis=1)  # (2, 4)
+    enough = [
+        len(fitted) >= MIN_FITTED_LINES
+        or (
+            len(fitted) == MIN_FITTED_LINES - 1
+            and bool((seen[d] & edge[d]).any())
+            and all(per_line[d, k] * 2 >= placed.shape[1] for k, _ in fitted)
+        )
+        for d, fitted in enumerate((vert_fits, horiz_fits))
+    ]
+    if not all(enough):
+        vert_fits, horiz_fits, max_off, rms = placed_by(seen)
+        if len(vert_fits) < MIN_FITTED_LINES or len(horiz_fits) < MIN_FITTED_LINES:
+            return _LineFit(h, max_off, rms, seen_frac, s)
     src, dst = [], []
     c = size / 2.0
     for kx, (x0, ax) in vert_fits:
