@@ -34,7 +34,9 @@ def test_a_board_seen_in_perspective_is_found_and_read(seed: int, index: int) ->
 
 
 def test_without_the_free_combs_those_boards_are_not_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """(Nor in the relief, the search's last resort, which finds this one: see test_relief.)"""
     monkeypatch.setattr(comb._Combs, "free", lambda self: [])
+    monkeypatch.setattr(search, "_in_relief", lambda *args: None)
     seed, index = IN_PERSPECTIVE[0]
     assert not D.detect(make_frame(index, seed).image).found
 

@@ -29,7 +29,7 @@ from .geometry import (
     pitch_of,
     pose_from_homography,
 )
-from .image import _brightest, _Image, _prepare_image
+from .image import _brightest, _Image, _prepare_image, relief
 from .lines import _fit_lines, _polarity_at, _verify_grid
 from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareReading
 from .occlusion import _crossed_squares, _line_contrast, _line_levels, _reaching_in, _under_pieces
@@ -234,8 +234,11 @@ def _onto_lines(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> n
     return h
 
 
-def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -> Detection:
-    """The full search of a prepared image (see :func:`detect`)."""
+def _search(
+    im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float, *, in_relief: bool = True
+) -> Detection:
+    """The full search of a prepared image (see :func:`detect`); last, while no board is known, in its
+    relief (``in_relief``: :func:`_in_relief`)."""
     found = _locate(im.small, im.scale, im.sigma, im.spread, p, prior)
     if im.scale != 1.0 and (found is None or len(found[0].centers) < FULL_RES_BELOW_CELLS):
         # Thin lines or small cells can vanish at half resolution: look again at full size (around the
@@ -277,6 +280,9 @@ def _search(im: _Image, p: DetectorParams, prior: BoardPose | None, t0: float) -
         in_perspective = best is not None
     if best is None:
         if prior is None:
+            found_there = _in_relief(im, p, t0) if in_relief else None
+            if found_there is not None:
+                return found_there
             return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
         det = read_at_pose(im, prior, None, DEFAULT_HALF_WIDTH, p)
         return replace(det, pose_source="prior", problem=det.problem or "prior", processing_ms=_ms_since(t0))
@@ -347,7 +353,8 @@ def _in_the_brightest(im: _Image, p: DetectorParams, t0: float) -> Detection | N
     """The grid searched for in each pixel's brightest channel and its squares read (still in grey and
     colour), or None when none is found there. Lines that differ from the plate more in colour than in
     luminance (dark blue lines on a blue plate: blue weighs a tenth in grey) stand out there."""
-    brightest = _search(_brightest(im, keep_colour=False), p, None, t0)
+    # (Its relief is not looked in: the grey image's is, last of all.)
+    brightest = _search(_brightest(im, keep_colour=False), p, None, t0, in_relief=False)
     if not brightest.found or brightest.pose is None:
         return None
     half_width = brightest.extra["half_width"]
@@ -360,6 +367,31 @@ def _in_the_brightest(im: _Image, p: DetectorParams, t0: float) -> Detection | N
         cells=brightest.cells,
         processing_ms=_ms_since(t0),
         extra={**det.extra, "half_width": half_width, "tracked": 0.0, "brightest": 1.0},
+    )
+
+
+def _in_relief(im: _Image, p: DetectorParams, t0: float) -> Detection | None:
+    """The grid searched for in the image's relief (:func:`.image.relief`: its thin structures, light
+    and dark alike, light on black) and its squares read in the image itself, or None when none is found
+    there, or when no line of the grid found shows in the image where its squares are read (the relief
+    makes a lattice of anything fine and periodic: a table's grain, a cloth's weave).
+
+    An engraved line is a groove with a wall in shade and a wall in the light: a dark and a light line
+    side by side, which average to the plate's grey a little way off, so that neither the cells between
+    the lines nor the comb's profiles across them show it. In the relief both walls are light."""
+    there = _search(_prepare_image(relief(im.gray)), p, None, t0, in_relief=False)
+    if not there.found or there.pose is None:
+        return None
+    half_width = there.extra["half_width"]
+    det = read_at_pose(im, there.pose, None, half_width, p)
+    if det.occlusion >= 1.0:
+        return None
+    return replace(
+        det,
+        pose_source="detected",
+        cells=there.cells,
+        processing_ms=_ms_since(t0),
+        extra={**det.extra, "half_width": half_width, "tracked": 0.0, "relief": 1.0},
     )
 
 
