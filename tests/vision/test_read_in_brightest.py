@@ -60,9 +60,10 @@ def test_black_foam_read_white_in_grey_is_black_in_the_brightest_channel() -> No
 
 def test_tracking_reads_a_saturated_plate_as_the_search_does() -> None:
     """The tracker confirms the pose on the lines and reads there, with the same rule (contest_table
-    seed 2 frame 24, a blue contest plate with thin dark lines: grey leaves the black foam unknown).
-    (heldout seed 4 frame 171 was the example until session 43's line fit: grey reads it whole now.)"""
-    sample = tuning_sample("contest_table", 2, 24)
+    seed 2 frame 124, a green contest plate: grey leaves a square unsure). (heldout seed 4 frame 171 was
+    the example until session 43's line fit, and contest_table seed 2 frame 24 until black pieces on a
+    plate as dark as them were told on either side of its tone: grey reads both whole now.)"""
+    sample = tuning_sample("contest_table", 2, 124)
     found = D.detect(sample.image)
     tracked = D.track(sample.image, found.pose, polarity=found.polarity, half_width=found.extra["half_width"])
     assert tracked.extra.get("tracked") == 1.0 and tracked.extra.get("read_in_brightest") == 1.0

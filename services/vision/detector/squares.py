@@ -582,6 +582,10 @@ def _read_squares(
             tone = (float(middle_grey[k]) - dark_ref) / max(float(contrast[k]), 1e-3)
         presence = min(1.0, (evidence - f0) / f0)
         plate_end = 1.0 if line_level[k] < plate_grey[k] else 0.0
+        # Black pieces lie below the scale's middle, white ones above it; but on a plate as dark as black
+        # pieces, with darker lines still, no white piece is darker than the plate: the two kinds lie on
+        # either side of the plate's own tone.
+        between_kinds = 1.0 if plate_end == 1.0 and plate_grey[k] <= BLACK_PIECE_GREY else 0.5
         # A blob too small for a piece, or a lighter one too long for one, of the plate's own tone:
         # the light (a lamp's reflection on a glossy plate, brighter in the square's middle than its
         # corners), not a thing. (Darker and long: a white piece's shadow on a white plate.)
@@ -637,7 +641,7 @@ def _read_squares(
                 continue
         elif (
             not problem
-            and tone >= 0.5
+            and tone >= between_kinds
             and colour_px is not None
             and _vivid(k, middle_colour, colour_px, geo, middles)
         ):
@@ -649,10 +653,10 @@ def _read_squares(
                 out.append(("empty", SMALL_LIGHT_CONFIDENCE, evidence, tone, "", float(plate_grey[k])))
                 continue
             problem = "coloured"
-        elif not problem and abs(tone - 0.5) < MID_TONE:
+        elif not problem and abs(tone - between_kinds) < MID_TONE:
             problem = "mid-tone"  # a steel coin, a grey eraser: as far from black as from white
         # How far the tone is from the middle of the scale, 0.3 away is certain.
-        certainty = min(1.0, abs(tone - 0.5) / 0.3)
+        certainty = min(1.0, abs(tone - between_kinds) / 0.3)
         conf = min(float(most[k]), 0.5 + 0.5 * min(presence, certainty))
         # A body of the plate's own tone is seen by its edge alone (a white piece on a white plate),
         # as a gradient or a stain is: never a certain reading.
@@ -664,7 +668,7 @@ def _read_squares(
             # lamp's soft reflection on a dark glossy board reads a "black piece" 0.2 of the scale
             # over it): never a certain reading.
             conf = min(conf, BETWEEN_CONFIDENCE)
-        state = "black" if tone < 0.5 else "white"
+        state = "black" if tone < between_kinds else "white"
         out.append((state, conf, evidence, tone, problem, float(plate_grey[k])))
     if not dark_lines:
         for k, r in enumerate(out):
