@@ -361,13 +361,7 @@ def _in_the_brightest(im: _Image, p: DetectorParams, t0: float) -> Detection | N
     det = _read_in_brightest(
         im, read_at_pose(im, brightest.pose, brightest.polarity, half_width, p), half_width, p
     )
-    return replace(
-        det,
-        pose_source="detected",
-        cells=brightest.cells,
-        processing_ms=_ms_since(t0),
-        extra={**det.extra, "half_width": half_width, "tracked": 0.0, "brightest": 1.0},
-    )
+    return _found_in(det, "brightest", brightest.cells, half_width, t0)
 
 
 def _in_relief(im: _Image, p: DetectorParams, t0: float) -> Detection | None:
@@ -386,12 +380,18 @@ def _in_relief(im: _Image, p: DetectorParams, t0: float) -> Detection | None:
     det = read_at_pose(im, there.pose, None, half_width, p)
     if det.occlusion >= 1.0:
         return None
+    return _found_in(det, "relief", there.cells, half_width, t0)
+
+
+def _found_in(det: Detection, view: str, cells: int, half_width: float, t0: float) -> Detection:
+    """``det``, the board read at a pose found in another ``view`` of the image (its ``extra`` says
+    which), by ``cells`` cells (0: the comb), its lines ``half_width`` wide; searched since ``t0``."""
     return replace(
         det,
         pose_source="detected",
-        cells=there.cells,
+        cells=cells,
         processing_ms=_ms_since(t0),
-        extra={**det.extra, "half_width": half_width, "tracked": 0.0, "relief": 1.0},
+        extra={**det.extra, "half_width": half_width, "tracked": 0.0, view: 1.0},
     )
 
 
