@@ -20,7 +20,9 @@ How it works, in order:
    most cells up (large pieces touching thin lines, a full board), a **comb** search looks for the grid
    as four long, evenly spaced parallel lines each way (:func:`.comb._comb_search`); when nothing
    else finds a board, each set of lines at its own angle and pitch, as a camera that does not look
-   straight down sees them (:meth:`.comb._Combs.free`).
+   straight down sees them (:meth:`.comb._Combs.free`); last, the whole search again in the image's
+   relief, its thin structures of either tone light on black (an engraved groove's shaded and lit
+   walls; :func:`.search._in_relief`).
 3. **Pose.** A homography from the image to the canonical top view (grid (0, 0)-(3, 3), square units)
    is fitted to the found cells' centres (projective with all nine, affine with fewer). The grid is
    then checked on its own lines (:func:`.lines._verify_grid`): which way its contrast goes, whether the 3x3
@@ -29,8 +31,10 @@ How it works, in order:
    is clearly better (:func:`.search._onto_the_board`). With fewer than
    nine cells it is refined on the lines: each line is located from cross-line profiles (half-maximum
    centroids), straight lines are fitted to them, and their 16 crossings correct the homography (a
-   pass that loses a tenth of a well-seen grid's line segments is undone: on a small board a line
-   fitted along the pieces beside it skews the crossings). The
+   profile that runs on to an end of its window, into a piece or a table of the line's tone beside
+   it, is left out while the other lines place the grid; a pass that loses a tenth of a well-seen
+   grid's line segments is undone: on a small board a line fitted along the pieces beside it skews
+   the crossings). The
    signed angle, centre and corners follow from it. Square 1 is the top-left cell in the board's own
    frame.
 4. **Reading.** The grid is warped to the canonical view and each square read twice. Against the
