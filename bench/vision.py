@@ -4,7 +4,8 @@ unchanged picture keeps its reading; "every frame read" turns that off, which is
 something new in it costs: the last pose confirmed on the lines, no search), and accuracy over a
 seeded sweep of rendered frames (services/simcam, presets and random looks), the real photos, the real
 photos augmented (turned, scaled, shifted, relit: tests/vision/augment.py) and the independent renderer
-(tests/vision/synth.py).
+(tests/vision/synth.py). A frame with no board in view (the search's every fallback runs, the relief
+last) is timed too: what the camera's frames cost before a board is found.
 
 The baseline, measured in the same run on the same frames, is the cheapest preprocessing any detector
 does (grey conversion plus a 5x5 Gaussian blur); the ratio says how many of those one detection costs.
@@ -41,6 +42,8 @@ from services.vision.tracker import PoseTracker  # noqa: E402
 PHOTOS = REPO / ".." / "shared" / "data" / "real-photos"
 
 
+#: frames with no board in view timed (each costs tens of milliseconds: kept few).
+NO_BOARD_FRAMES = 20
 #: issue 11's targets on one core: a cold search under 5 ms median, tracking under 3 ms.
 COLD_TARGET_MS = 5.0
 TRACK_TARGET_MS = 3.0
@@ -132,6 +135,18 @@ def timing(frames: list[np.ndarray], repeat: int, clock: object) -> tuple[np.nda
     return np.array(det_ms), np.array(base_ms)
 
 
+def no_board_frames(n: int, seed: int) -> list[np.ndarray]:
+    """``n`` frames of the independent renderer's contest tables and clutter with the board drawn far
+    outside the frame: what the camera sees before a board is put down."""
+    from dataclasses import replace
+
+    from tests.vision.looks import contest_scene
+    from tests.vision.synth import draw
+
+    rng = np.random.default_rng(seed)
+    return [draw(replace(contest_scene(rng), center=(-3000.0, -3000.0)), seed=i) for i in range(n)]
+
+
 def steady_sequences(frames: list[np.ndarray], length: int, seed: int) -> list[list[np.ndarray]]:
     """Each frame as a short video of a board standing still: the same picture with fresh sensor noise."""
     rng = np.random.default_rng(seed)
@@ -200,6 +215,7 @@ def main() -> int:
     target = COLD_TARGET_MS
     images = [f[0] for f in presets + randoms]
     sequences = steady_sequences(images[:: max(1, len(images) // 60)], 6, args.seed)
+    empty_tables = no_board_frames(NO_BOARD_FRAMES, args.seed)
     for clock_name, clock in (("wall", time.perf_counter), ("thread CPU", time.thread_time)):
         det_ms, base_ms = timing(images, args.repeat, clock)
         trk_ms, trk_base, tracked = tracking_timing(sequences, clock)
@@ -208,6 +224,8 @@ def main() -> int:
         _row("detect() cold search, " + clock_name, det_ms)
         _row("tracker steady board, " + clock_name, trk_ms)
         _row("tracker, every frame read, " + clock_name, read_ms)
+        none_ms, _none_base = timing(empty_tables, 1, clock)
+        _row("detect() no board in view, " + clock_name, none_ms)
         print(
             f"{'ratio cold/baseline, ' + clock_name:40}{np.median(det_ms) / np.median(base_ms):10.1f}"
             f"{np.percentile(det_ms, 99) / np.percentile(base_ms, 99):10.1f}"
