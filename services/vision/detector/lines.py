@@ -200,7 +200,8 @@ def _fit_lines(
         for d, fitted in enumerate((vert_fits, horiz_fits))
     ]
     if not all(enough):
-        vert_fits, horiz_fits, max_off, rms = placed_by(seen)
+        if (seen & edge).any():  # (else ``placed`` is ``seen``: fitted already)
+            vert_fits, horiz_fits, max_off, rms = placed_by(seen)
         if len(vert_fits) < MIN_FITTED_LINES or len(horiz_fits) < MIN_FITTED_LINES:
             return _LineFit(h, max_off, rms, seen_frac, s)
     src, dst = [], []
