@@ -582,10 +582,7 @@ def _read_squares(
             tone = (float(middle_grey[k]) - dark_ref) / max(float(contrast[k]), 1e-3)
         presence = min(1.0, (evidence - f0) / f0)
         plate_end = 1.0 if line_level[k] < plate_grey[k] else 0.0
-        # Black pieces lie below the scale's middle, white ones above it; but on a plate as dark as black
-        # pieces, with darker lines still, no white piece is darker than the plate: the two kinds lie on
-        # either side of the plate's own tone.
-        between_kinds = 1.0 if plate_end == 1.0 and plate_grey[k] <= BLACK_PIECE_GREY else 0.5
+        between_kinds = _between_kinds(float(plate_grey[k]), plate_end == 1.0)
         # A blob too small for a piece, or a lighter one too long for one, of the plate's own tone:
         # the light (a lamp's reflection on a glossy plate, brighter in the square's middle than its
         # corners), not a thing. (Darker and long: a white piece's shadow on a white plate.)
@@ -945,6 +942,15 @@ def _two_tone(middle_dev: np.ndarray, far: float) -> bool:
     above = float(np.count_nonzero(middle_dev > far))
     below = float(np.count_nonzero(middle_dev < -far))
     return min(above, below) >= TWO_TONE_SHARE * max(middle_dev.size, 1)
+
+
+def _between_kinds(plate_grey: float, dark_lines: bool) -> float:
+    """Where black pieces end and white ones begin on the grid's tone scale (0 the lines', 1 the
+    plate's tone): its middle, as a rule; but on a plate as dark as black pieces (``BLACK_PIECE_GREY``),
+    with darker lines still, no white piece is darker than the plate, and the two kinds lie on either
+    side of the plate's own tone (a black piece there is lighter than the lines, a few levels darker
+    than the plate)."""
+    return 1.0 if dark_lines and plate_grey <= BLACK_PIECE_GREY else 0.5
 
 
 def _could_hide_a_piece(plate_grey: float, dark_lines: bool) -> bool:
