@@ -18,7 +18,7 @@ from .model import (
     MAD_TO_SIGMA,
     DetectorParams,
 )
-from .squares import _between_kinds, _median_of_nine, _saturated_plate
+from .squares import _median_of_nine, _saturated_plate
 from .stats import brightest_channel, least_squares, median, median_along, percentile
 
 #: differing pixels below this share of a square's inside are noise, not an object.
@@ -136,12 +136,10 @@ def _read_squares_ring(
             out.append(("empty", 1.0 - 0.5 * f / f0, f, tone, "", bg))
             continue
         presence = min(1.0, (f - f0) / f0)
-        # How far the tone is from where the kinds part (the scale's middle, as a rule), 0.3 away is
-        # certain.
-        between = _between_kinds(bg, dark_lines)
-        certainty = min(1.0, abs(tone - between) / 0.3)
+        # How far the tone is from the middle of the scale, 0.5 away is certain.
+        certainty = min(1.0, abs(tone - 0.5) / 0.3)
         conf = 0.5 + 0.5 * min(presence, certainty)
-        out.append(("black" if tone < between else "white", conf, f, tone, why, bg))
+        out.append(("black" if tone < 0.5 else "white", conf, f, tone, why, bg))
     return out
 
 
