@@ -125,6 +125,11 @@ def test_without_the_cap_those_grids_read_a_square_wrong_with_certainty(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(search, "DOUBTFUL_GRID_CONFIDENCE", 1.0)
+    # (A second read with the light evened out, which now doubts squares of a covered frame too, finds a
+    # shadow band on heldout 1/42 and leaves its square wrong at 1.0 unknown: it reads differently
+    # evenly lit. That is not the cap, so the second reads are left out here.)
+    monkeypatch.setattr(search, "shadow_gain", lambda canon, half_width: None)
+    monkeypatch.setattr(search, "glare_light", lambda canon, half_width: None)
     for generator, seed, index in GRID_OFF_THE_BOARD:
         det, truth = read_tuning_frame(generator, seed, index)
         wrong = [s.confidence for s, t in zip(det.squares, truth, strict=True) if s.char not in (t, "?")]

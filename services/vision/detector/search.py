@@ -29,6 +29,7 @@ from .geometry import (
     pitch_of,
     pose_from_homography,
 )
+from .glare import glare_light
 from .image import _brightest, _Image, _prepare_image, relief
 from .lines import _fit_lines, _polarity_at, _verify_grid
 from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareReading
@@ -130,6 +131,8 @@ DOUBTFUL_GRID_CONFIDENCE: Final = 0.85
 #: confident at most: the band is an estimate, and a bare square it leaves a few grey levels off the
 #: plate reads as a faint piece.
 SHADED_CONFIDENCE: Final = 0.85
+#: ...and so is every square of a board read with a lamp's glare taken out (:func:`.glare.glare_light`).
+UNGLARED_CONFIDENCE: Final = 0.85
 #: dark lines are taken at least this share of the plate's grey below it, as the dark end of the scale
 #: pieces are told black or white on: a groove's walls (one in shade, one lit), or a line a pixel wide,
 #: average close to the plate's grey, and a white piece a little darker than a white plate then reads
@@ -554,11 +557,17 @@ def read_at_pose(
     h: np.ndarray | None = None,
     in_brightest: bool = False,
     shade: np.ndarray | None = None,
+    glare: np.ndarray | None = None,
 ) -> Detection:
     """Read the squares, the occlusion and the supply of a prepared image at a known pose. When the
     grid shows little contrast in grey (under ``LOW_GRID_CONTRAST``) and the image has colour, it is read
     again in each pixel's brightest channel (``in_brightest``: this is that second read), and that read
-    is taken when the grid shows none in grey or ``BRIGHTEST_GAIN`` times more there."""
+    is taken when the grid shows none in grey or ``BRIGHTEST_GAIN`` times more there.
+
+    A board under uneven light is read a second time with the light evened out: a shadow band divided
+    out (``shade``, :func:`.shade.shadow_gain`), a lamp's glare taken out (``glare``,
+    :func:`.glare.glare_light`). A square the two reads tell apart is unknown; a board read whole only
+    the second way is taken so (for a glare, only where no line is covered)."""
     if h is None:
         h = homography_of(pose)
     pitch = pitch_of(pose)
@@ -567,6 +576,11 @@ def read_at_pose(
         # The light a shadow band across the board leaves (see the end): divided out.
         colour = None if canon.colour is None else canon.colour / shade[..., None]
         canon = replace(canon, img=canon.img / shade, colour=colour)
+    if glare is not None:
+        # The light a lamp's glare adds (see the end): taken out, of every channel alike (it is the lamp's
+        # own light, reflected).
+        colour = None if canon.colour is None else canon.colour - glare[..., None]
+        canon = replace(canon, img=canon.img - glare, colour=colour)
     if polarity is None:
         # The lines stand out from the squares one way or the other: look which, beside the crossings
         # (the squares' middles may all hold pieces of one colour).
@@ -603,6 +617,7 @@ def read_at_pose(
             h=h,
             in_brightest=True,
             shade=shade,
+            glare=glare,
         )
         if no_grid or abs(other.line_contrast) > BRIGHTEST_GAIN * typical:
             return other
@@ -656,6 +671,8 @@ def read_at_pose(
     most_sure = DOUBTFUL_GRID_CONFIDENCE if frame_hidden > params.frame_occluded_frac else 1.0
     if shade is not None:
         most_sure = min(most_sure, SHADED_CONFIDENCE)
+    if glare is not None:
+        most_sure = min(most_sure, UNGLARED_CONFIDENCE)
     inv = np.linalg.inv(h)
     centres = _apply_h(inv, SQUARE_CENTRES)
     squares: list[SquareReading] = []
@@ -687,25 +704,45 @@ def read_at_pose(
     why["brightest_gain"] = brightest_gain
     why["lines_hidden"] = frame_hidden
     problem = "occluded" if occluded else ("low-confidence" if any_low else "")
-    evenly_lit = None
-    if shade is None and not in_brightest:
+    second_reads: list[tuple[Detection, str]] = []
+    if shade is None and glare is None and not in_brightest:
         # The soft shadow of the gantry's arm across the board under a lamp takes a band of the plate off
         # its smooth surface: the board is read again with it divided out.
         gain = shadow_gain(canon, half_width)
         if gain is not None:
-            evenly_lit = read_at_pose(im, pose, polarity, half_width, params, h=h, shade=gain)
-    if evenly_lit is not None and problem and not evenly_lit.problem:
-        return evenly_lit  # read whole only evenly lit
-    if evenly_lit is not None and not problem:
-        # Read whole both ways: a square they read differently was not seen clearly either way.
-        for n, (first, second) in enumerate(zip(squares, evenly_lit.squares, strict=True)):
-            if first.state != second.state:
+            second_reads.append(
+                (read_at_pose(im, pose, polarity, half_width, params, h=h, shade=gain), "shadow")
+            )
+    if shade is None and glare is None:
+        # A lamp's glare lifts a patch of the board, lines and all: read again with it taken out.
+        glared = glare_light(canon, half_width)
+        if glared is not None:
+            unglared = read_at_pose(
+                im, pose, polarity, half_width, params, h=h, in_brightest=in_brightest, glare=glared
+            )
+            second_reads.append((unglared, "glare"))
+    read_whole = not problem
+    lines_covered = bool(
+        crossed.any()
+        or (hidden_frac > params.square_occluded_frac).any()
+        or frame_hidden > params.frame_occluded_frac
+    )
+    for second, light in second_reads:
+        if not read_whole and not second.problem and (light == "shadow" or not lines_covered):
+            # Read whole only with the light evened out. (For a glare, only where no line is covered:
+            # glare leaves the lines seen, and a hand is a light patch too.)
+            return second
+        # A square read differently with the light evened out and without was not seen clearly either way.
+        for n, (first, other) in enumerate(zip(squares, second.squares, strict=True)):
+            if first.state != other.state and first.state != "unknown":
                 squares[n] = replace(first, state="unknown", confidence=0.0)
-                problem = "low-confidence"
-        why["shadow_doubt"] = float(sum(s.state == "unknown" for s in squares))
+                problem = problem or "low-confidence"
+        why[f"{light}_doubt"] = float(sum(s.state == "unknown" for s in squares))
     supply = _supply(im.small, im.scale, h, pitch, im.sigma, im.spread, params, im.bgr, h_inv=inv)
     if shade is not None:
         why["shadow_band"] = float(shade.min())
+    if glare is not None:
+        why["glare"] = float(glare.max())
     return Detection(
         found=True,
         pose=pose,
