@@ -319,6 +319,14 @@ def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[n
     return at @ coef, a @ coef
 
 
+#: three or more bodies of one tint and tone in the dark half of the scale are black pieces: their
+#: colours (opponent colour over the brightest channel) within ALIKE_HUE, their greys within ALIKE_GREY
+#: grid contrasts, of the group's median (see _black_pieces_alike).
+ALIKE_MIN: Final = 3
+ALIKE_HUE: Final = 0.12
+ALIKE_GREY: Final = 0.2
+
+
 def _read_squares(
     canon: _Canon,
     half_width: float,
@@ -562,6 +570,13 @@ def _read_squares(
             )
             off = abs(float(middle_grey[k]) - float(plate_grey[k])) / max(float(contrast[k]), 1e-3)
             shows_plate[k] = _plate_shows(middle_colour[k], off, float(plate_grey[k]), plate_chroma_mean[k])
+        import os
+
+        if os.environ.get("ALIKE", "1") == "1":
+            dark_half = middle_grey <= np.minimum(line_level, plate_grey) + 0.5 * contrast
+            looks_coloured &= ~_black_pieces_alike(
+                looks_coloured & dark_half, middle_colour, middle_grey, contrast
+            )
     # The light end of the scale, when it is a saturated plate: it is lighter than its grey says (a green
     # plate's grey is a black foam piece's in a bright room), so the plate's brightest channel, and the
     # middle's, like with like. Dark lines are about as dark in every channel. (Light lines on a dark
@@ -1351,3 +1366,27 @@ def _corner_deviations(values: np.ndarray, geo: _SquareMasks) -> np.ndarray:
     z = values[:, geo.corner_index]  # (9, Q, K)
     medians = _corner_medians(values[..., None], geo)[..., 0].T  # (9, Q)
     return np.abs(z - medians[..., None])
+
+
+def _black_pieces_alike(
+    coloured: np.ndarray, colours: dict[int, np.ndarray], grey: np.ndarray, contrast: np.ndarray
+) -> np.ndarray:
+    """Of the squares ``coloured`` (9,) whose middles (median B, G, R: ``colours``; grey ``grey``) look
+    coloured, those that are ``ALIKE_MIN`` or more of one colour and tone: the black pieces, tinted
+    (a camera's exposure raised until the plate clips lifts a tinted black piece's colour over the
+    floor that keeps it grey, :data:`.pieces.SATURATION_FLOOR`). Coins and caps come one at a time."""
+    rows = np.flatnonzero(coloured)
+    alike = np.zeros(len(coloured), bool)
+    if rows.size < ALIKE_MIN:
+        return alike
+    bgr = np.array([colours[k] for k in rows.tolist()], float)
+    hue = (
+        np.column_stack([bgr[:, 0] - bgr[:, 1], bgr[:, 2] - bgr[:, 1]])
+        / np.maximum(bgr.max(axis=1), 1.0)[:, None]
+    )
+    hue_off = row_norms(hue - np.median(hue, axis=0))
+    grey_off = np.abs(grey[rows] - median(grey[rows])) / np.maximum(contrast[rows], 1e-3)
+    close = (hue_off <= ALIKE_HUE) & (grey_off <= ALIKE_GREY)
+    if close.sum() >= ALIKE_MIN:
+        alike[rows[close]] = True
+    return alike
