@@ -578,13 +578,11 @@ def _read_squares(
             )
             off = abs(float(middle_grey[k]) - float(plate_grey[k])) / max(float(contrast[k]), 1e-3)
             shows_plate[k] = _plate_shows(middle_colour[k], off, float(plate_grey[k]), plate_chroma_mean[k])
-        import os
-
-        if os.environ.get("ALIKE", "1") == "1":
-            dark_half = middle_grey <= np.minimum(line_level, plate_grey) + 0.5 * contrast
-            looks_coloured &= ~_black_pieces_alike(
-                looks_coloured & dark_half, middle_colour, middle_grey, contrast
-            )
+        # Three or more bodies of one tint in the dark half of the scale: black pieces, tinted.
+        dark_half = middle_grey <= np.minimum(line_level, plate_grey) + 0.5 * contrast
+        looks_coloured &= ~_black_pieces_alike(
+            looks_coloured & dark_half, middle_colour, middle_grey, contrast
+        )
     # The light end of the scale, when it is a saturated plate: it is lighter than its grey says (a green
     # plate's grey is a black foam piece's in a bright room), so the plate's brightest channel, and the
     # middle's, like with like. Dark lines are about as dark in every channel. (Light lines on a dark
