@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from services.vision.detector import detect, search
+from services.vision.detector import Detection, detect, search
+from services.vision.detector.geometry import _Canon
 
 from .looks import contest_scene
 from .synth import Scene, draw
@@ -57,7 +58,7 @@ def _glared_frames(plate: str | None = None, seed: int = 48) -> Iterator[Glared]
         yield Glared(scene, _with_glare(draw(scene, seed=i), centre, sigma, height), height)
 
 
-def _wrong_sure(det, scene: Scene) -> int:
+def _wrong_sure(det: Detection, scene: Scene) -> int:
     turns = round((det.pose.angle_deg - scene.angle_deg) / 90)
     truth = rotate_board(scene.board, turns)
     return sum(
@@ -85,7 +86,7 @@ def test_the_glare_is_found_where_it_is_high(monkeypatch: pytest.MonkeyPatch) ->
     lines beside it, and those samples are not taken as the plate. Here 12 of 15.)"""
     found: list[float] = []
 
-    def spy(canon, half_width):  # type: ignore[no-untyped-def]
+    def spy(canon: _Canon, half_width: float) -> np.ndarray | None:
         added = glare_light(canon, half_width)
         found.append(-1.0 if added is None else float(added.max()))
         return added
@@ -106,9 +107,9 @@ def test_the_glare_is_found_where_it_is_high(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_no_glare_on_plain_boards(monkeypatch: pytest.MonkeyPatch) -> None:
     """Boards without a glare (contest looks: gradients, vignetting, shadows of the pieces) show none."""
-    found = []
+    found: list[bool] = []
 
-    def spy(canon, half_width):  # type: ignore[no-untyped-def]
+    def spy(canon: _Canon, half_width: float) -> np.ndarray | None:
         added = glare_light(canon, half_width)
         found.append(added is not None)
         return added
