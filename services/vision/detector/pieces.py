@@ -1057,9 +1057,17 @@ def _coloured(med: np.ndarray, pixels: int, plate_opponent: np.ndarray, plate_gr
         return False
     if _saturation(med) <= PIECE_MAX_SATURATION:
         return False
-    own = np.array([med[0] - med[1], med[2] - med[1]]) / max(float(med.max()), SATURATION_FLOOR)
+    own = _tint(med, SATURATION_FLOOR)
     plate = plate_opponent / max(float(_bgr_of(plate_grey, plate_opponent).max()), SATURATION_FLOOR)
     return float(np.hypot(*(own - plate))) > OFF_PLATE_COLOUR * float(np.hypot(*own))
+
+
+def _tint(bgr: np.ndarray, floor: float) -> np.ndarray:
+    """Colours' opponent colour (B-G, R-G) over their brightness (brightest channel, at least
+    ``floor``): (..., 3) B, G, R to (..., 2). A colour and the same colour in more light are alike."""
+    bgr = np.asarray(bgr, float)
+    opponent = np.stack([bgr[..., 0] - bgr[..., 1], bgr[..., 2] - bgr[..., 1]], axis=-1)
+    return opponent / np.maximum(bgr.max(axis=-1), floor)[..., None]
 
 
 def _saturation(bgr: np.ndarray, floor: float = SATURATION_FLOOR) -> float:

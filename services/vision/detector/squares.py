@@ -48,6 +48,7 @@ from .pieces import (
     _shape_problem,
     _square_masks,
     _SquareMasks,
+    _tint,
 )
 from .stats import brightest_channel, least_squares, median, median_along, percentile, row_norms
 from .tails import blur_tails, middle_tones
@@ -1393,10 +1394,7 @@ def _black_pieces_alike(
     if rows.size < ALIKE_MIN:
         return alike
     bgr = np.array([colours[k] for k in rows.tolist()], float)
-    hue = (
-        np.column_stack([bgr[:, 0] - bgr[:, 1], bgr[:, 2] - bgr[:, 1]])
-        / np.maximum(bgr.max(axis=1), 1.0)[:, None]
-    )
+    hue = _tint(bgr, 1.0)
     hue_off = row_norms(hue - np.median(hue, axis=0))
     grey_off = np.abs(grey[rows] - median(grey[rows])) / np.maximum(contrast[rows], 1e-3)
     close = (hue_off <= ALIKE_HUE) & (grey_off <= ALIKE_GREY)
