@@ -5,7 +5,7 @@ pieces, thin and thick lines, low JPEG quality, motion blur, warm and cool light
 vignetting, small and large pitches.
 
 These looks are what the thresholds were tuned on (with tests/vision/flat); the held-out generator
-(tests/vision/sealed), which nothing was tuned on, is reported by bench/vision.py. The floors below are
+(tests/vision/blind), which nothing was tuned on, is reported by bench/vision.py. The floors below are
 the shares measured (on 2026-12-03 all 100% but JPEG 50-60, 95.8%), less a margin: they guard against
 regressions, they do not prove the targets. No square is ever read wrong with a confidence of 0.9 or more.
 """
