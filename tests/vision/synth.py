@@ -82,6 +82,9 @@ class Scene:
     #: x axis in degrees, its middle's offset from the board's centre and its width, in pitches, the
     #: light it takes away (0..1), the softness of its edges in pitches).
     arm_shadow: tuple[float, float, float, float, float] | None = None
+    #: a cutting mat under the board: its own printed grid over the whole table (spacing px, angle deg,
+    #: line width px, line colour, every how many lines a heavier one), drawn before everything else.
+    table_grid: tuple[float, float, float, Colour, int] | None = None
     #: engraved lines: the colour of the groove's lit wall, drawn over the second half of each line across
     #: it (the first half keeps ``line_grey``, the wall in shade); None for printed lines.
     groove: Colour | None = None
@@ -110,6 +113,26 @@ def _scale(c: Colour, k: float) -> tuple[float, float, float]:
     return (b * k, g * k, r * k)
 
 
+def _cutting_mat(img: np.ndarray, grid: tuple[float, float, float, Colour, int], ss: int) -> None:
+    """A cutting mat's printed grid over the whole (supersampled) table image: thin lines ``spacing`` px
+    apart at ``angle``, every ``major``-th twice as wide."""
+    spacing, angle, width, colour, major = grid
+    h, w = img.shape[:2]
+    a = math.radians(angle)
+    ux, uy = math.cos(a), -math.sin(a)  # along the mat's x axis
+    vx, vy = math.sin(a), math.cos(a)  # along its y axis
+    reach = math.hypot(w, h) / ss
+    n = int(reach / spacing) + 2
+    cx, cy = w / ss / 2, h / ss / 2
+    for k in range(-n, n + 1):
+        thick = width * (2.0 if k % major == 0 else 1.0)
+        for (dx, dy), (ex, ey) in (((ux, uy), (vx, vy)), ((vx, vy), (ux, uy))):
+            ox, oy = cx + k * spacing * dx, cy + k * spacing * dy
+            p0 = (int((ox - reach * ex) * ss * 16), int((oy - reach * ey) * ss * 16))
+            p1 = (int((ox + reach * ex) * ss * 16), int((oy + reach * ey) * ss * 16))
+            cv2.line(img, p0, p1, _bgr(colour), max(1, round(thick * ss)), cv2.LINE_AA, 4)
+
+
 def draw(scene: Scene, seed: int = 0) -> np.ndarray:
     """The scene as a 640x480 BGR image."""
     rng = np.random.default_rng(seed)
@@ -124,6 +147,8 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
     def ipt(x: float, y: float) -> tuple[int, int]:
         return (int(x * ss), int(y * ss))
 
+    if scene.table_grid is not None:
+        _cutting_mat(img, scene.table_grid, ss)
     for _ in range(scene.clutter):
         # Table clutter: boxes and blobs of random colours, kept off the board's area.
         for _attempt in range(CLUTTER_ATTEMPTS):

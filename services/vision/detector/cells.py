@@ -30,6 +30,12 @@ SURE_RESIDUAL: Final = 0.1
 FULL_HOMOGRAPHY_CELLS: Final = 9
 #: the line masks are dilated by this many working pixels to close hairline gaps in thin lines.
 DILATION_PX: Final = 1
+#: a window with cells of its lattice on this many places beyond it is a patch of a larger grid (a
+#: cutting mat, a tiled table), not the board; at most this many such lattices are set aside before the
+#: search gives up. (On 1,800 frames of the tuning sets a board's lattice had at most 3 such places, in
+#: all but 14 none; a cutting mat's lattices, on our renderer, 8 to 17.)
+PATCH_CELLS_BEYOND: Final = 4
+PATCHES_SET_ASIDE: Final = 2
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -182,7 +188,54 @@ def _squares_of(window: int, nearest: _Nearest) -> list[tuple[int, int]]:
 
 
 def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
-    """The best 3x3 window of cells on a common lattice (see the module's step 2), or None."""
+    """The best 3x3 window of cells on a common lattice (see the module's step 2) that is not a patch of a
+    larger grid, or None.
+
+    A cutting mat under the board, a tiled or checked table, is a grid of square cells in every
+    direction: any 3x3 window of it looks like a board, often a better one than the board itself (whose
+    pieces dent its cells). A board's lattice ends at its outer lines, so a window with cells of its
+    lattice on ``PATCH_CELLS_BEYOND`` or more places beyond it is a patch of something larger: that
+    lattice's cells are set aside and the best window of the others is looked for."""
+    left = np.ones(len(cells.side), bool)
+    for _ in range(PATCHES_SET_ASIDE + 1):
+        lat = _best_window(_subset(cells, left), params)
+        if lat is None:
+            return None
+        alike, beyond = _on_lattice(cells, lat, params)
+        if beyond < PATCH_CELLS_BEYOND:
+            return lat
+        # (All of the larger grid's cells, also those that perspective or a bent mat puts off the
+        # lattice's places: its other windows would be its patches too.)
+        left &= ~alike
+    return None
+
+
+def _subset(cells: _Cells, keep: np.ndarray) -> _Cells:
+    """The cells where ``keep`` holds (all of them, the same object, when it holds everywhere)."""
+    if keep.all():
+        return cells
+    return _Cells(cells.center[keep], cells.side[keep], cells.angle[keep], cells.solid[keep])
+
+
+def _on_lattice(cells: _Cells, lat: _Lattice, params: DetectorParams) -> tuple[np.ndarray, int]:
+    """Which ``cells`` are of the lattice of ``lat``'s window (its cells' size and angle), and on how
+    many of its places beyond the window they lie (within the lattice tolerance)."""
+    rad = math.radians(lat.angle)
+    axes = np.array([[math.cos(rad), -math.sin(rad)], [math.sin(rad), math.cos(rad)]]) * lat.pitch
+    # The window's place (0, 0): its cells' centres less their places along the lattice's axes.
+    origin = np.mean(lat.centers - lat.colrow @ axes, axis=0)
+    uv = (cells.center - origin) @ np.linalg.inv(axes)
+    places = np.round(uv)
+    alike = (np.abs(cells.side / lat.side - 1.0) < params.size_tolerance) & (
+        _angle_diff90(cells.angle, lat.angle) < params.angle_tolerance_deg
+    )
+    on = alike & (np.abs(uv - places) < params.lattice_tolerance).all(axis=1)
+    beyond = on & ~((places >= 0) & (places < GRID_SQUARES)).all(axis=1)
+    return alike, len({(int(c), int(r)) for c, r in places[beyond].tolist()})
+
+
+def _best_window(cells: _Cells, params: DetectorParams) -> _Lattice | None:
+    """The best 3x3 window of ``cells`` on a common lattice, or None (see :func:`_find_lattice`)."""
     n = len(cells.side)
     if n < 2:
         return None
