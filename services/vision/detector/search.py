@@ -37,6 +37,7 @@ from .occlusion import _crossed_squares, _line_contrast, _line_levels, _reaching
 from .ring import _read_squares_ring
 from .shade import shadow_gain
 from .squares import (
+    _bare_off_the_plate,
     _combine,
     _like_the_far_kind,
     _mid_tones_by_the_board,
@@ -645,6 +646,8 @@ def read_at_pose(
     readings = _odd_tones_by_the_board(readings, sign < 0, line_level)
     # ...and a piece of the kind beyond the plate, read bare, is told by that kind's other pieces.
     readings, discs = _like_the_far_kind(readings, discs, sign < 0)
+    # ...and a bare square whose middle is not the plate is not certain (nor bare, if it looks like them).
+    readings = _bare_off_the_plate(readings, sign < 0)
     # A pen lying across the board: a long straight edge slanted from its lines.
     across = _lying_across(canon.img, canon.px, canon.margin, typical, im.sigma)
     readings = [(*r[:4], r[4] or "across", r[5]) if across[k] else r for k, r in enumerate(readings)]

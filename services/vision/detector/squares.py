@@ -175,6 +175,10 @@ SHORT_OF_KIND_SHARE: Final = 0.75
 #: stand 1.9 times as far as its black pieces; black pieces on a dark plate at 0.22, hardly seen,
 #: stand as far as its bare squares, so one piece must stand 0.3 off.)
 FAR_KIND_SHARE: Final = (0.85, 1.5)
+#: a bare square's middle this far off the plate's tone (grid scale) is read at most this sure (see
+#: _bare_off_the_plate).
+BARE_OFF_TONE: Final = 0.15
+BARE_OFF_CONFIDENCE: Final = 0.75
 FAR_KIND_MIN: Final = 0.15
 FAR_KIND_ALONE_MIN: Final = 0.3
 #: a piece seen only at the plate's texture (see pieces._faint_piece): its reading is never certain,
@@ -1234,6 +1238,32 @@ def _odd_tones_by_the_board(
             and (tone - plate) / (group - plate) < SHORT_OF_KIND_SHARE
         ):
             out[k] = (state, min(conf, RESCALED_CONFIDENCE), evidence, tone, problem, plate_grey)
+    return out
+
+
+def _bare_off_the_plate(
+    readings: list[tuple[str, float, float, float, str, float]], dark_lines: bool
+) -> list[tuple[str, float, float, float, str, float]]:
+    """``readings`` (one per square, as :func:`_like_the_far_kind` gives them) with the bare squares whose
+    middle lies more than ``BARE_OFF_TONE`` off the plate's tone (1 on the grid's scale with dark lines,
+    0 with light ones) read at most ``BARE_OFF_CONFIDENCE`` sure, and those nearer the tone of one
+    colour's pieces (two or more, clean: their median) than the plate's read unknown. A bare square is
+    the plate; one whose middle is not, nothing found differing in it, is a piece too faint for its
+    body's look (a white piece on a white plate, a black one in a full board's corners), or the light on
+    the plate: either way not certain, and not bare when the board's own pieces look like it."""
+    plate = 1.0 if dark_lines else 0.0
+    groups = [
+        median(np.array(tones))
+        for colour in ("black", "white")
+        if len(tones := [r[3] for r in readings if r[0] == colour and not r[4]]) >= 2
+    ]
+    out = list(readings)
+    for k, (state, conf, evidence, tone, problem, plate_grey) in enumerate(readings):
+        if state != "empty" or problem or abs(tone - plate) <= BARE_OFF_TONE:
+            continue
+        like_pieces = any(abs(tone - g) < abs(tone - plate) for g in groups)
+        most = 0.0 if like_pieces else BARE_OFF_CONFIDENCE
+        out[k] = (state, min(conf, most), evidence, tone, problem, plate_grey)
     return out
 
 
