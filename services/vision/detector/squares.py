@@ -179,6 +179,10 @@ FAR_KIND_SHARE: Final = (0.85, 1.5)
 #: _bare_off_the_plate).
 BARE_OFF_TONE: Final = 0.15
 BARE_OFF_CONFIDENCE: Final = 0.75
+#: ...and unknown when its middle is nearer the median tone of one colour's pieces than this share of
+#: its distance from the plate's (clearly like them: a bare square of a blue plate in a black foam
+#: piece's shadow stands about as far from both, contest_table 3/185).
+BARE_LIKE_PIECES: Final = 0.5
 FAR_KIND_MIN: Final = 0.15
 FAR_KIND_ALONE_MIN: Final = 0.3
 #: a piece seen only at the plate's texture (see pieces._faint_piece): its reading is never certain,
@@ -1246,8 +1250,9 @@ def _bare_off_the_plate(
 ) -> list[tuple[str, float, float, float, str, float]]:
     """``readings`` (one per square, as :func:`_like_the_far_kind` gives them) with the bare squares whose
     middle lies more than ``BARE_OFF_TONE`` off the plate's tone (1 on the grid's scale with dark lines,
-    0 with light ones) read at most ``BARE_OFF_CONFIDENCE`` sure, and those nearer the tone of one
-    colour's pieces (two or more, clean: their median) than the plate's read unknown. A bare square is
+    0 with light ones) read at most ``BARE_OFF_CONFIDENCE`` sure, and those clearly nearer the tone of
+    one colour's pieces (two or more, clean: their median; ``BARE_LIKE_PIECES``) than the plate's read
+    unknown. A bare square is
     the plate; one whose middle is not, nothing found differing in it, is a piece too faint for its
     body's look (a white piece on a white plate, a black one in a full board's corners), or the light on
     the plate: either way not certain, and not bare when the board's own pieces look like it."""
@@ -1261,7 +1266,7 @@ def _bare_off_the_plate(
     for k, (state, conf, evidence, tone, problem, plate_grey) in enumerate(readings):
         if state != "empty" or problem or abs(tone - plate) <= BARE_OFF_TONE:
             continue
-        like_pieces = any(abs(tone - g) < abs(tone - plate) for g in groups)
+        like_pieces = any(abs(tone - g) < BARE_LIKE_PIECES * abs(tone - plate) for g in groups)
         most = 0.0 if like_pieces else BARE_OFF_CONFIDENCE
         out[k] = (state, min(conf, most), evidence, tone, problem, plate_grey)
     return out
