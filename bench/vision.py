@@ -11,10 +11,10 @@ The baseline, measured in the same run on the same frames, is the cheapest prepr
 does (grey conversion plus a 5x5 Gaussian blur); the ratio says how many of those one detection costs.
 
 It ends with the reports on the generators written apart from the detector (tests/vision/*/): the one
-never tuned on (``SEALED``) pooled over ``--sealed-seeds`` (three seeds by default), the tuning sets on
+never tuned on (``HELD_OUT``) pooled over ``--held-out-seeds`` (three seeds by default), the tuning sets on
 ``--seed``.
 
-    .venv/bin/python bench/vision.py [--frames N] [--seed S] [--sealed-seeds 1,2,3] [--heldout-only]
+    .venv/bin/python bench/vision.py [--frames N] [--seed S] [--held-out-seeds 1,2,3] [--heldout-only]
 """
 
 from __future__ import annotations
@@ -195,16 +195,16 @@ def main() -> int:
     parser.add_argument("--heldout", type=int, default=300, help="frames of each generator's report")
     parser.add_argument("--heldout-only", action="store_true", help="only the generators' reports")
     parser.add_argument(
-        "--sealed-seeds",
+        "--held-out-seeds",
         default="1,2,3",
         help="seeds of the never-tuned generator, pooled in its report (more frames, a firmer figure)",
     )
     args = parser.parse_args()
     cv2.setNumThreads(1)  # one core
-    sealed_seeds = [int(s) for s in args.sealed_seeds.split(",")]
+    held_out_seeds = [int(s) for s in args.held_out_seeds.split(",")]
     if args.heldout_only:
         for generator in GENERATORS:
-            heldout_report(args.heldout, sealed_seeds if generator == SEALED else [args.seed], generator)
+            heldout_report(args.heldout, held_out_seeds if generator == HELD_OUT else [args.seed], generator)
         return 0
 
     presets = make_sweep(args.frames, args.seed, random_looks=False)
@@ -267,16 +267,16 @@ def main() -> int:
     print(f"{'own renderer, contest looks':28}{_own_renderer(args.seed, args.frames, contest=True)}")
     print()
     for generator in GENERATORS:
-        heldout_report(args.heldout, sealed_seeds if generator == SEALED else [args.seed], generator)
+        heldout_report(args.heldout, held_out_seeds if generator == HELD_OUT else [args.seed], generator)
     return 0
 
 
 #: the generator written apart from the detector that nothing is tuned on (its report is read once a
-#: change is kept, never to choose one: tests/vision/sealed/README.md logs every run).
-SEALED = "blind"
+#: change is kept, never to choose one: tests/vision/blind/README.md logs every run).
+HELD_OUT = "blind"
 #: the generators written apart from the detector, and what each is now (see their READMEs).
 GENERATORS: dict[str, str] = {
-    SEALED: "held out: never tuned on (since session 45)",
+    HELD_OUT: "held out: never tuned on (since session 45)",
     "sealed": "held out in sessions 40-45 (six runs), a tuning set since",
     "unseen": "held out 2026-12-01 to 2026-12-05 (session 40): a tuning set now",
     "heldout": "was held out, exposed 2026-12-01 (third session): a tuning set now",
@@ -286,7 +286,7 @@ GENERATORS: dict[str, str] = {
 }
 
 
-def heldout_report(n: int, seeds: list[int], generator: str = SEALED) -> dict[str, tuple[int, int]]:
+def heldout_report(n: int, seeds: list[int], generator: str = HELD_OUT) -> dict[str, tuple[int, int]]:
     """Accuracy on a generator written apart from the detector, from the requirements alone
     (tests/vision/<generator>; which one is still held out: ``GENERATORS``), over ``n`` frames of each
     of ``seeds`` pooled, overall and per condition: squares right, squares wrong with confidence >= 0.9,

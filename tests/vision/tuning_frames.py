@@ -23,10 +23,8 @@ def tuning_sample(generator: str, seed: int, index: int) -> Any:
     sample type)."""
     if generator == "contest_table":
         return render(seed, index)[0]
-    if generator == "unseen":
-        return unseen_frame(seed, index)
-    if generator == "sealed":
-        return sealed_frame(seed, index)
+    if generator in ("unseen", "sealed"):  # (these take the seed first)
+        return {"unseen": unseen_frame, "sealed": sealed_frame}[generator](seed, index)
     return {"heldout": heldout_frame, "flat": flat_frame, "apart": apart_frame}[generator](index, seed)
 
 

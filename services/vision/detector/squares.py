@@ -175,6 +175,8 @@ SHORT_OF_KIND_SHARE: Final = 0.75
 #: stand 1.9 times as far as its black pieces; black pieces on a dark plate at 0.22, hardly seen,
 #: stand as far as its bare squares, so one piece must stand 0.3 off.)
 FAR_KIND_SHARE: Final = (0.85, 1.5)
+FAR_KIND_MIN: Final = 0.15
+FAR_KIND_ALONE_MIN: Final = 0.3
 #: a bare square's middle this far off the plate's tone (grid scale) is read at most this sure (see
 #: _bare_off_the_plate).
 BARE_OFF_TONE: Final = 0.15
@@ -183,8 +185,6 @@ BARE_OFF_CONFIDENCE: Final = 0.75
 #: its distance from the plate's (clearly like them: a bare square of a blue plate in a black foam
 #: piece's shadow stands about as far from both, contest_table 3/185).
 BARE_LIKE_PIECES: Final = 0.5
-FAR_KIND_MIN: Final = 0.15
-FAR_KIND_ALONE_MIN: Final = 0.3
 #: a piece seen only at the plate's texture (see pieces._faint_piece): its reading is never certain,
 #: this confident at most.
 FAINT_MAX_CONFIDENCE: Final = 0.85
@@ -1252,10 +1252,10 @@ def _bare_off_the_plate(
     middle lies more than ``BARE_OFF_TONE`` off the plate's tone (1 on the grid's scale with dark lines,
     0 with light ones) read at most ``BARE_OFF_CONFIDENCE`` sure, and those clearly nearer the tone of
     one colour's pieces (two or more, clean: their median; ``BARE_LIKE_PIECES``) than the plate's read
-    unknown. A bare square is
-    the plate; one whose middle is not, nothing found differing in it, is a piece too faint for its
-    body's look (a white piece on a white plate, a black one in a full board's corners), or the light on
-    the plate: either way not certain, and not bare when the board's own pieces look like it."""
+    unknown. A bare square is the plate; one whose middle is not, nothing found differing in it, is a
+    piece too faint for its body's look (a white piece on a white plate, a black one in a full board's
+    corners), or the light on the plate: either way not certain, and not bare when the board's own
+    pieces look like it."""
     plate = 1.0 if dark_lines else 0.0
     groups = [
         median(np.array(tones))
