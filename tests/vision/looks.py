@@ -184,3 +184,15 @@ def on_cutting_mat(scene: Scene, rng: np.random.Generator) -> Scene:
     spacing = float(rng.uniform(0.12, 0.25) if fine else rng.uniform(0.5, 1.1)) * scene.pitch_px
     grid = (spacing, float(rng.uniform(-45, 45)), float(rng.uniform(0.6, 2.0)), ink, 5 if fine else 1000)
     return replace(scene, table_grey=mat, table_grid=grid)
+
+
+def with_washers(scene: Scene, rng: np.random.Generator) -> Scene:
+    """``scene`` with a steel washer or magnet on every piece (what the electromagnet lifts it by):
+    0.3-0.6 of the piece's radius, bright or dull steel (grey 110-200, a little blue or warm); a washer's
+    hole (0.4 of its radius) shows the piece, a magnet has none."""
+    from dataclasses import replace
+
+    grey = float(rng.uniform(110, 200))
+    tint = float(rng.uniform(-8, 8))
+    hole = 0.4 if rng.random() < 0.5 else 0.0
+    return replace(scene, washer=(float(rng.uniform(0.3, 0.6)), (grey + tint, grey, grey - tint), hole))

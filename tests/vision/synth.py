@@ -82,6 +82,9 @@ class Scene:
     #: x axis in degrees, its middle's offset from the board's centre and its width, in pitches, the
     #: light it takes away (0..1), the softness of its edges in pitches).
     arm_shadow: tuple[float, float, float, float, float] | None = None
+    #: a steel washer or magnet glued on every piece for the electromagnet: its outer radius as a share
+    #: of the piece's, its colour, and its hole's radius as a share of its own (0: a magnet), or None.
+    washer: tuple[float, Colour, float] | None = None
     #: a cutting mat under the board: its own printed grid over the whole table (spacing px, angle deg,
     #: line width px, line colour, every how many lines a heavier one), drawn before everything else.
     table_grid: tuple[float, float, float, Colour, int] | None = None
@@ -260,6 +263,11 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
                     max(1, int(rad * scene.rim * ss)),
                     cv2.LINE_AA,
                 )
+        if scene.washer is not None:
+            share, metal, hole = scene.washer
+            cv2.circle(img, ipt(x, y), int(rad * share * ss), _bgr(metal), -1, cv2.LINE_AA)
+            if hole > 0.0:
+                cv2.circle(img, ipt(x, y), int(rad * share * hole * ss), _bgr(col), -1, cv2.LINE_AA)
         if scene.glare:
             cv2.circle(
                 img, ipt(x - rad * 0.35, y - rad * 0.35), int(rad * 0.28 * ss), _bgr(255), -1, cv2.LINE_AA

@@ -36,6 +36,7 @@ from .pieces import (
     _elongation,
     _faint_pieces,
     _green_of,
+    _hypot_within,
     _middle_grey,
     _middles,
     _piece_evidence,
@@ -336,6 +337,14 @@ def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[n
     return at @ coef, a @ coef
 
 
+#: a piece's whole disc, out to this share of its edge radius: where its tone is read when its middle
+#: is of another kind (see _washed_middles), at most this confident.
+DISC_OF_EDGE: Final = 0.8
+WASHER_CONFIDENCE: Final = 0.75
+#: ...when the middle is this far from the disc on the grid's tone scale, and the part of the disc like
+#: the middle is round: no longer than this over its width.
+WASHER_APART: Final = 0.3
+WASHER_ELONGATION: Final = 2.0
 #: three or more bodies of one tint and tone in the dark half of the scale are black pieces: their
 #: colours (opponent colour over the brightest channel) within ALIKE_HUE, their greys within ALIKE_GREY
 #: grid contrasts, of the group's median (see _black_pieces_alike).
@@ -525,6 +534,11 @@ def _read_squares(
     # Each square's middle (only pixels of the core can be in it) and its median grey, all at once.
     middles = _middles(geo, centres_off, edges)
     middle_grey = _masked_medians(grey[:, geo.core], middles)
+    pieces = np.flatnonzero(evidences >= f0)
+    washed = _washed_middles(grey, geo, centres_off, edges, middle_grey, line_level, plate_grey, pieces)
+    for k, disc in washed.items():
+        middles[k], middle_grey[k] = disc, median(grey[k, geo.core][disc])
+        most[k] = min(float(most[k]), WASHER_CONFIDENCE)
     reaches = _reaches_corners(differs, geo)
     why = ["reaches-corners" if reaches[k] else "" for k in range(9)]
     corners_off = background.copy()  # the squares' corners off the board's surface, whatever is in them
@@ -560,7 +574,7 @@ def _read_squares(
                 round_bodies[k] = True
                 most[k] = min(float(most[k]), FAINT_MAX_CONFIDENCE)
             far = max(TWO_TONE_K * float(t_grey[k]), TWO_TONE_CONTRAST * float(contrast[k]))
-            if not why[k] and _two_tone(dev[k, middle, 0], far):
+            if not why[k] and k not in washed and _two_tone(dev[k, middle, 0], far):
                 why[k] = "two-tone"  # a white pen across a black piece, a black one across a white piece
             # A clean round piece in a square whose corners are off the board's surface: its shadow and
             # rim reach them (a full board of large pieces). A sheet over the square leaves no piece.
@@ -752,6 +766,54 @@ def _read_squares(
         for k in set(bare):
             out[k] = ("empty", BEYOND_PLATE_CONFIDENCE, *out[k][2:4], "", out[k][5])
     return out, discs
+
+
+def _washed_middles(
+    grey: np.ndarray,
+    geo: _SquareMasks,
+    centres: np.ndarray,
+    edges: np.ndarray,
+    middle_grey: np.ndarray,
+    line_level: np.ndarray,
+    plate_grey: np.ndarray,
+    pieces: np.ndarray,
+) -> dict[int, np.ndarray]:
+    """The pieces (squares ``pieces``) whose middle is not of their kind: a steel washer or magnet on
+    top (what the electromagnet lifts a piece by), grey, fills the middle, where a piece's tone is read,
+    yet it covers a third of the piece's width or so, a tenth of its area. The piece's whole disc (out to
+    ``DISC_OF_EDGE`` of its edge radius, over the core's pixels) is then of the other kind, or of a kind
+    where the middle is mid-tone: its tone is the piece's, when the two are ``WASHER_APART`` or more apart
+    on the grid's scale (a coin is of one tone all over) and the disc's pixels nearer the middle's grey
+    than its own are round (a pen across a piece, a fingertip over it, are long). Returns each such
+    square's disc, a mask over the core like :func:`.pieces._middles`'."""
+    out: dict[int, np.ndarray] = {}
+    if not pieces.size:
+        return out
+    dx, dy = geo.dx[geo.core], geo.dy[geo.core]
+    c = centres[pieces]
+    discs = _hypot_within(dx[None, :] - c[:, :1], dy[None, :] - c[:, 1:], DISC_OF_EDGE * edges[pieces])
+    disc_grey = _masked_medians(grey[pieces][:, geo.core], discs)
+    for i, k in enumerate(pieces.tolist()):
+        dark_lines = bool(line_level[k] < plate_grey[k])
+        dark_ref = min(float(line_level[k]), float(plate_grey[k]))
+        scale = max(abs(float(line_level[k]) - float(plate_grey[k])), 1e-3)
+        between = _between_kinds(float(plate_grey[k]), dark_lines)
+        middle = (float(middle_grey[k]) - dark_ref) / scale - between
+        disc = (float(disc_grey[i]) - dark_ref) / scale - between
+        if abs(disc) < MID_TONE or abs(disc - middle) < WASHER_APART:
+            continue  # the disc is of no kind, or of one tone with its middle: a coin's, a piece's
+        if middle * disc > 0.0 and abs(middle) >= MID_TONE:
+            continue  # the middle is of the disc's kind: the piece's own
+        # The odd body, the disc's pixels nearer the middle's grey than the disc's: a washer is round; a
+        # pen across a piece, a fingertip over it, are not.
+        midway = 0.5 * (float(middle_grey[k]) + float(disc_grey[i]))
+        core = grey[k, geo.core]
+        odd_core = discs[i] & ((core > midway) if middle_grey[k] > disc_grey[i] else (core < midway))
+        odd = np.zeros(geo.rad.size, bool)
+        odd[geo.core] = odd_core
+        if _elongation(odd, geo) <= WASHER_ELONGATION:
+            out[k] = discs[i]
+    return out
 
 
 def _highlight_alone(grey_dev: np.ndarray, geo: _SquareMasks, contrast: float, px: int) -> bool:
