@@ -66,10 +66,11 @@ How it works, in order:
    plate beside the lines shows one (darker there, its lines with it), the board is read again with it
    divided out (:func:`.shade.shadow_gain`). A lamp's glare on a glossy board lifts a patch of it,
    plate and lines alike, and a bare square under it is a light body without an edge: where the plate
-   beside the lines is lifted so, in a round patch, the board is read again with the glare taken out
-   (:func:`.glare.glare_light`). Such a second reading is taken when the first one had a square in
-   doubt and it has none (for a glare, only when no line is covered: a hand is a light patch too);
-   a square the two readings tell apart is unknown.
+   beside the lines is lifted so, in a round patch or a long one (a tube light's), the board is read
+   again with the glare taken out (:func:`.glare.glare_light`). Such a second reading is taken when the
+   first one had a square in doubt and it has none, and the other light's reading (if both were found)
+   tells no square otherwise (for a glare, only a round one, and only when no line is covered: a hand is
+   a light patch too); a square the two readings tell apart is unknown.
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
    contrast the rest of the grid shows for the light there (and no pair of large pieces, nor a piece
    reaching over the line, explains it: :func:`.occlusion._under_pieces`), something covers them. A

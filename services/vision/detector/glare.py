@@ -10,9 +10,10 @@ reference samples), each kept only when the line there stands its usual differen
 their grey (the light's gradient), again on those not well above it, since glare only adds. A glare
 lifts ``GLARE_MIN_SAMPLES`` or more samples ``GLARE_MIN_GREY`` or more above the plane, and a round
 Gaussian blob, high and centred on the grid, explains most of the lift (a light's fall-off or a table
-beyond the plate does not look so). The samples lie on the lines only: the blob carries the glare
-into the squares' middles, and what the samples show beyond it is spread around them (a normalised
-convolution). The board is then read again with the glare taken out (:func:`.search.read_at_pose`).
+beyond the plate does not look so); or, a tube light's, a long one explains nearly all of it. The
+samples lie on the lines only: the blob carries the glare into the squares' middles, and what the
+samples show beyond it is spread around them (a normalised convolution). The board is then read again
+with the glare taken out (:func:`.search.read_at_pose`); a long glare's read only doubts the first.
 
 Where the glare clips a light plate at white, the plate rises less than the lines beside it: those
 samples are not taken as the plate, and a glare that clips over most of its patch is not found."""
@@ -20,8 +21,7 @@ samples are not taken as the plate, and a glare that clips over most of its patc
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Final
+from typing import Final, NamedTuple
 
 import cv2
 import numpy as np
@@ -46,24 +46,41 @@ GLARE_MIN_GREY: Final = 20.0
 GLARE_MIN_SAMPLES: Final = 12
 #: the interpolation's Gaussian (pitches): about the distance from a square's middle to its lines.
 GLARE_SMOOTH: Final = 0.3
-#: the round blob's centres (pitches from the board's centre, along each axis) and widths (its Gaussian's
-#: sigma, pitches) looked at; then around the best, these steps (pitches) and scales of its width.
+#: the blob's centres (pitches from the board's centre, along each axis) and widths (its Gaussian's
+#: sigma, pitches) looked at when round; then around the best, these steps (pitches) and scales of its
+#: widths.
 BLOB_CENTRES: Final = np.arange(-1.75, 1.76, 0.25)
 BLOB_SIGMAS: Final = np.array([0.3, 0.4, 0.5, 0.65, 0.8, 1.0, 1.3])
 BLOB_FINE_STEPS: Final = np.arange(-0.2, 0.21, 0.05)
 BLOB_FINE_SCALES: Final = np.array([0.85, 0.92, 1.0, 1.08, 1.17])
-#: a glare's blob is this high (grey levels) at least, centred this close (pitches) to the board's centre
-#: (the outer lines are 1.5 from it), and leaves at most this share of the lift's sum of squares
-#: unexplained. (Over the tuning sets the lifts the blob does not explain are a light's fall-off and
-#: shadows: of 660 lifted enough to look, 39 pass; of 155 glares drawn on our renderer, 152.)
+#: a tube light's glare is a long blob: centred at these steps (pitches) around the lift's centroid,
+#: these lengths and widths (sigmas, pitches; the width at most half the length), at these turns
+#: (degrees) from the lift's own direction (its second moments); then turned by these steps.
+LONG_CENTRES: Final = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
+LONG_SIGMAS: Final = np.array([0.8, 1.3, 2.0, 3.0])
+WIDE_SIGMAS: Final = np.array([0.2, 0.3, 0.45, 0.65])
+LONG_TURNS: Final = np.array([-25.0, 0.0, 25.0])
+LONG_FINE_TURNS: Final = np.array([-8.0, 0.0, 8.0])
+#: ...and a long blob is taken only when it leaves at most this share of the lift unexplained.
+LONG_UNEXPLAINED_MAX: Final = 0.1
 BLOB_MIN_HEIGHT: Final = 30.0
 BLOB_MAX_OFF_CENTRE: Final = 1.6
 BLOB_UNEXPLAINED_MAX: Final = 0.3
 
 
-def glare_light(canon: _Canon, half_width: float) -> np.ndarray | None:
-    """The grey levels a lamp's glare adds at every pixel of the canonical view, or None when the board
-    shows no glare (see the module's docstring). ``half_width``: the lines' half width, pitches."""
+class Glare(NamedTuple):
+    """A lamp's glare found on the board."""
+
+    #: the grey levels it adds at every pixel of the canonical view.
+    added: np.ndarray
+    #: it is long (a tube light's, see ``LONG_SIGMAS``): a stripe a fraction of a pitch wide, which a fit
+    #: a little off in its angle or width takes out as a dark stripe beside a light one.
+    long: bool
+
+
+def glare_light(canon: _Canon, half_width: float) -> Glare | None:
+    """The glare a lamp's reflection adds to the canonical view, or None when the board shows none (see
+    the module's docstring). ``half_width``: the lines' half width, pitches."""
     s, m = canon.px, canon.margin
     band, line_at, ref_at, own = _line_samples_of(canon, half_width)
     img = canon.img.ravel()
@@ -97,53 +114,127 @@ def glare_light(canon: _Canon, half_width: float) -> np.ndarray | None:
         e = grey - design @ least_squares(design[keep], grey[keep])
     if np.count_nonzero(e >= GLARE_MIN_GREY) < GLARE_MIN_SAMPLES:
         return None  # (most boards: no glare)
-    # The glare as one round blob (its extent into the squares' middles, which no sample sees), and
-    # what the samples show beyond it spread around them (its own shape).
-    blob, at_samples = _round_blob(u, w, e)
-    if blob is None:
-        return None  # (a lift no round patch explains: the light's own shape, or the table's)
+    # The glare as one blob (its extent into the squares' middles, which no sample sees), and what the
+    # samples show beyond it spread around them (its own shape).
+    shape, height, at_samples = _blob(u, w, e)
+    if shape is None:
+        return None  # (a lift no patch explains: the light's own shape, or the table's)
     grid = (np.arange(size, dtype=np.float64) - centre) / s
-    added = blob(grid[None, :], grid[:, None]).astype(np.float32)
+    grid_u, grid_w = np.meshgrid(grid, grid)  # (columns along u, rows along w)
+    added = height * _gaussians(grid_u.ravel(), grid_w.ravel(), shape[None, :])[0].reshape(size, size)
     added += _spread(at, (e - at_samples).astype(np.float32), size, GLARE_SMOOTH * s)
-    return added
+    return Glare(added, bool(shape[2] != shape[3]))
 
 
-def _round_blob(
-    u: np.ndarray, w: np.ndarray, e: np.ndarray
-) -> tuple[Callable[..., np.ndarray] | None, np.ndarray]:
-    """The round Gaussian blob (any height) that explains most of the samples' lift ``e`` at board
-    points ``u``, ``w`` (pitches from the centre): searched over ``BLOB_CENTRES`` and ``BLOB_SIGMAS``,
-    then finer around the best. Returns it as a function of board points (None when it is not a
-    glare's: lower than ``BLOB_MIN_HEIGHT``, centred off the grid, or leaving more than
-    ``BLOB_UNEXPLAINED_MAX`` of the lift unexplained), and its value at the samples."""
-    centre_u, centre_w = np.meshgrid(BLOB_CENTRES, BLOB_CENTRES)
-    candidates = np.stack(
-        np.broadcast_arrays(centre_u.ravel()[:, None], centre_w.ravel()[:, None], BLOB_SIGMAS[None, :]), -1
-    ).reshape(-1, 3)
+def _round_candidates() -> np.ndarray:
+    """The round blobs first looked at, (N, 5): centre u, centre w, sigma along, sigma across (pitches),
+    and the angle of its length (radians), over ``BLOB_CENTRES`` and ``BLOB_SIGMAS``."""
+    cu, cw, sig = np.meshgrid(BLOB_CENTRES, BLOB_CENTRES, BLOB_SIGMAS, indexing="ij")
+    return np.column_stack([cu.ravel(), cw.ravel(), sig.ravel(), sig.ravel(), np.zeros(sig.size)])
+
+
+def _long_candidates(u: np.ndarray, w: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The long blobs first looked at for the samples' lift ``e`` at board points ``u``, ``w``, as
+    :func:`_round_candidates`: around the lift's centroid by ``LONG_CENTRES`` along each axis, of
+    ``LONG_SIGMAS`` by ``WIDE_SIGMAS`` (at most half the length), along the lift's own direction turned
+    by ``LONG_TURNS``."""
+    weight = np.maximum(e, 0.0)
+    total = max(float(weight.sum()), 1e-9)
+    mu, mw = float(weight @ u) / total, float(weight @ w) / total
+    suu = float(weight @ (u - mu) ** 2) / total
+    sww = float(weight @ (w - mw) ** 2) / total
+    suw = float(weight @ ((u - mu) * (w - mw))) / total
+    direction = 0.5 * math.atan2(2.0 * suw, suu - sww)
+    cu, cw, along, across, angle = np.meshgrid(
+        mu + LONG_CENTRES,
+        mw + LONG_CENTRES,
+        LONG_SIGMAS,
+        WIDE_SIGMAS,
+        direction + np.radians(LONG_TURNS),
+        indexing="ij",
+    )
+    blobs = np.column_stack([a.ravel() for a in (cu, cw, along, across, angle)])
+    return blobs[blobs[:, 3] <= 0.5 * blobs[:, 2]]
+
+
+_ROUND: Final = _round_candidates()
+
+
+def _gaussians(u: np.ndarray, w: np.ndarray, blobs: np.ndarray) -> np.ndarray:
+    """Each blob's (``blobs`` (N, 5), as :func:`_round_candidates`) unit Gaussian at board points ``u``,
+    ``w`` (M,): (N, M), in float32 (thousands of blobs at hundreds of points, for every glare)."""
+    b = blobs.astype(np.float32)
+    du = u.astype(np.float32)[None, :] - b[:, :1]
+    dw = w.astype(np.float32)[None, :] - b[:, 1:2]
+    if np.array_equal(b[:, 2], b[:, 3]):  # all round: the plain distance
+        q = du * du
+        q += dw * dw
+        q *= -0.5 / (b[:, 2:3] * b[:, 2:3])
+    else:
+        cos, sin = np.cos(b[:, 4:5]), np.sin(b[:, 4:5])
+        along = du * (cos / b[:, 2:3]) + dw * (sin / b[:, 2:3])
+        across = dw * (cos / b[:, 3:4]) - du * (sin / b[:, 3:4])
+        q = along * along
+        q += across * across
+        q *= -0.5
+    return np.exp(q, out=q)
+
+
+def _fine(best: np.ndarray) -> np.ndarray:
+    """The blobs around ``best`` (5,) looked at second: its centre moved by ``BLOB_FINE_STEPS``, its
+    widths scaled by ``BLOB_FINE_SCALES`` (a round one's together; a long one's each, and it turned by
+    ``LONG_FINE_TURNS``)."""
+    u0, w0, along, across, angle = best
+    steps = BLOB_FINE_STEPS
+    if along == across:
+        cu, cw, k = np.meshgrid(u0 + steps, w0 + steps, BLOB_FINE_SCALES, indexing="ij")
+        return np.column_stack([cu.ravel(), cw.ravel(), along * k.ravel(), across * k.ravel(), 0 * k.ravel()])
+    steps, scales = steps[::4], BLOB_FINE_SCALES[::2]  # (five things to turn: more coarsely each)
+    cu, cw, ka, kc, turn = np.meshgrid(u0 + steps, w0 + steps, scales, scales, LONG_FINE_TURNS, indexing="ij")
+    return np.column_stack(
+        [cu.ravel(), cw.ravel(), along * ka.ravel(), across * kc.ravel(), angle + np.radians(turn.ravel())]
+    )
+
+
+def _best_blob(
+    u: np.ndarray, w: np.ndarray, e: np.ndarray, candidates: np.ndarray
+) -> tuple[np.ndarray, float, np.ndarray, float]:
+    """Of ``candidates`` (as :func:`_round_candidates`), then of those around the best
+    (:func:`_fine`), the blob that explains most of the samples' lift ``e`` at board points ``u``,
+    ``w``: (its shape (5,), its height, its value at the samples, the share of the lift's sum of squares
+    it leaves unexplained)."""
     for _ in range(2):
-        d2 = (u[None, :] - candidates[:, :1]) ** 2 + (w[None, :] - candidates[:, 1:2]) ** 2
-        g = np.exp(-d2 / (2 * candidates[:, 2:] ** 2))
+        g = _gaussians(u, w, candidates)
         along = g @ e
         explained = np.where(along > 0, along**2 / np.maximum((g * g).sum(axis=1), 1e-9), 0.0)
         best = int(np.argmax(explained))
-        height = along[best] / max(float((g[best] ** 2).sum()), 1e-9)
-        u0, w0, sigma = candidates[best]
-        at_samples = height * g[best]
-        fine = np.stack(np.meshgrid(u0 + BLOB_FINE_STEPS, w0 + BLOB_FINE_STEPS, sigma * BLOB_FINE_SCALES), -1)
-        candidates = fine.reshape(-1, 3)
-
+        height = float(along[best]) / max(float((g[best] ** 2).sum()), 1e-9)
+        shape, at_samples = candidates[best], height * g[best]
+        candidates = _fine(shape)
     unexplained = float(((e - at_samples) ** 2).sum()) / max(float((e**2).sum()), 1e-9)
+    return shape, height, at_samples, unexplained
+
+
+def _blob(u: np.ndarray, w: np.ndarray, e: np.ndarray) -> tuple[np.ndarray | None, float, np.ndarray]:
+    """The Gaussian blob (any height) that explains most of the samples' lift ``e`` at board points
+    ``u``, ``w`` (pitches from the centre): a round one (a lamp's glare), or, where that leaves more than
+    ``LONG_UNEXPLAINED_MAX`` of the lift unexplained, a long one (a tube light's) that leaves at most
+    that (a long blob fits more than glares: the plate beyond an arm's shadow, a light's fall-off).
+    Returns its shape (as :func:`_round_candidates`; None when it is not a glare's: lower than
+    ``BLOB_MIN_HEIGHT``, centred off the grid, or leaving more than ``BLOB_UNEXPLAINED_MAX`` of the lift
+    unexplained), its height, and its value at the samples."""
+    shape, height, at_samples, unexplained = _best_blob(u, w, e, _ROUND)
+    if unexplained > LONG_UNEXPLAINED_MAX:
+        long_ = _best_blob(u, w, e, _long_candidates(u, w, e))
+        if long_[3] <= LONG_UNEXPLAINED_MAX:
+            shape, height, at_samples, unexplained = long_
     if (
         height < BLOB_MIN_HEIGHT
-        or math.hypot(u0, w0) > BLOB_MAX_OFF_CENTRE
+        or math.hypot(shape[0], shape[1]) > BLOB_MAX_OFF_CENTRE
         or unexplained > BLOB_UNEXPLAINED_MAX
     ):
-        return None, at_samples
-
-    def blob(bu: np.ndarray, bw: np.ndarray) -> np.ndarray:
-        return height * np.exp(-((bu - u0) ** 2 + (bw - w0) ** 2) / (2 * sigma**2))
-
-    return blob, at_samples
+        return None, height, at_samples
+    return shape, height, at_samples
 
 
 def _spread(at: np.ndarray, values: np.ndarray, size: int, sigma: float) -> np.ndarray:

@@ -548,6 +548,14 @@ def _whites_from_grey(grey: Detection, brightest: Detection, params: DetectorPar
     return replace(brightest, squares=tuple(squares), occluded=occluded, problem=problem)
 
 
+def _disagree(a: Detection, b: Detection) -> bool:
+    """Whether two reads of one board read some square seen in both as different states."""
+    return any(
+        x.state != y.state and "unknown" not in (x.state, y.state)
+        for x, y in zip(a.squares, b.squares, strict=True)
+    )
+
+
 def read_at_pose(
     im: _Image,
     pose: BoardPose,
@@ -721,9 +729,10 @@ def read_at_pose(
         glared = glare_light(canon, half_width)
         if glared is not None:
             unglared = read_at_pose(
-                im, pose, polarity, half_width, params, h=h, in_brightest=in_brightest, glare=glared
+                im, pose, polarity, half_width, params, h=h, in_brightest=in_brightest, glare=glared.added
             )
-            second_reads.append((unglared, "glare"))
+            # (A tube light's narrow glare is taken out less exactly: only to doubt the first read.)
+            second_reads.append((unglared, "long_glare" if glared.long else "glare"))
     read_whole = not problem
     lines_covered = bool(
         crossed.any()
@@ -731,9 +740,16 @@ def read_at_pose(
         or frame_hidden > params.frame_occluded_frac
     )
     for second, light in second_reads:
-        if not read_whole and not second.problem and (light == "shadow" or not lines_covered):
-            # Read whole only with the light evened out. (For a glare, only where no line is covered:
-            # glare leaves the lines seen, and a hand is a light patch too.)
+        if (
+            not read_whole
+            and not second.problem
+            and (light == "shadow" or (light == "glare" and not lines_covered))
+            and not any(_disagree(second, other) for other, _ in second_reads if other is not second)
+        ):
+            # Read whole only with the light evened out. (For a round glare, only where no line is
+            # covered: glare leaves the lines seen, and a hand is a light patch too. And only when the
+            # other light found reads no square otherwise: a tube light's glare on a dark plate is a lit
+            # band, and the plate on either side of it a "shadow band" too.)
             return second
         # A square read differently with the light evened out and without was not seen clearly either way.
         for n, (first, other) in enumerate(zip(squares, second.squares, strict=True)):
