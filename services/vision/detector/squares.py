@@ -341,8 +341,8 @@ def _plate_surface(values: np.ndarray, a: np.ndarray, at: np.ndarray) -> tuple[n
 #: is of another kind (see _washed_middles), at most this confident.
 DISC_OF_EDGE: Final = 0.8
 WASHER_CONFIDENCE: Final = 0.75
-#: ...when the middle is this far from the disc on the grid's tone scale, and the part of the disc like
-#: the middle is round: no longer than this over its width.
+#: ...when the middle is this far from the rest of the disc on the grid's tone scale, and the part of
+#: the disc like the middle is round: no longer than this over its width.
 WASHER_APART: Final = 0.3
 WASHER_ELONGATION: Final = 2.0
 #: three or more bodies of one tint and tone in the dark half of the scale are black pieces: their
@@ -782,10 +782,11 @@ def _washed_middles(
     top (what the electromagnet lifts a piece by), grey, fills the middle, where a piece's tone is read,
     yet it covers a third of the piece's width or so, a tenth of its area. The piece's whole disc (out to
     ``DISC_OF_EDGE`` of its edge radius, over the core's pixels) is then of the other kind, or of a kind
-    where the middle is mid-tone: its tone is the piece's, when the two are ``WASHER_APART`` or more apart
-    on the grid's scale (a coin is of one tone all over) and the disc's pixels nearer the middle's grey
-    than its own are round (a pen across a piece, a fingertip over it, are long). Returns each such
-    square's disc, a mask over the core like :func:`.pieces._middles`'."""
+    where the middle is mid-tone. Split at the grey midway between the two, the disc's part like the
+    middle (the washer) must be round (a pen across a piece, a fingertip over it, are long) and the rest
+    (the piece's body) ``WASHER_APART`` or more from the middle on the grid's scale (a coin is of one
+    tone all over): the body's tone is the piece's. Returns each such square's body, a mask over the
+    core like :func:`.pieces._middles`'."""
     out: dict[int, np.ndarray] = {}
     if not pieces.size:
         return out
@@ -800,19 +801,24 @@ def _washed_middles(
         between = _between_kinds(float(plate_grey[k]), dark_lines)
         middle = (float(middle_grey[k]) - dark_ref) / scale - between
         disc = (float(disc_grey[i]) - dark_ref) / scale - between
-        if abs(disc) < MID_TONE or abs(disc - middle) < WASHER_APART:
-            continue  # the disc is of no kind, or of one tone with its middle: a coin's, a piece's
-        if middle * disc > 0.0 and abs(middle) >= MID_TONE:
-            continue  # the middle is of the disc's kind: the piece's own
-        # The odd body, the disc's pixels nearer the middle's grey than the disc's: a washer is round; a
-        # pen across a piece, a fingertip over it, are not.
+        if abs(disc) < MID_TONE or (middle * disc > 0.0 and abs(middle) >= MID_TONE):
+            continue  # the disc is of no kind, or the middle is of the disc's kind: the piece's own
+        # The odd body, the disc's pixels nearer the middle's grey than the disc's, and the piece's body,
+        # the rest: a washer is round and of another tone than the body round it; a coin is of one tone
+        # all over, and a pen across a piece, a fingertip over it, are long.
         midway = 0.5 * (float(middle_grey[k]) + float(disc_grey[i]))
         core = grey[k, geo.core]
         odd_core = discs[i] & ((core > midway) if middle_grey[k] > disc_grey[i] else (core < midway))
+        body = discs[i] & ~odd_core
+        if not body.any():
+            continue
+        body_tone = (median(core[body]) - dark_ref) / scale - between
+        if body_tone * disc <= 0.0 or abs(body_tone - middle) < WASHER_APART:
+            continue
         odd = np.zeros(geo.rad.size, bool)
         odd[geo.core] = odd_core
         if _elongation(odd, geo) <= WASHER_ELONGATION:
-            out[k] = discs[i]
+            out[k] = body
     return out
 
 
