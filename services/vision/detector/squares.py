@@ -536,8 +536,8 @@ def _read_squares(
     middle_grey = _masked_medians(grey[:, geo.core], middles)
     pieces = np.flatnonzero(evidences >= f0)
     washed = _washed_middles(grey, geo, centres_off, edges, middle_grey, line_level, plate_grey, pieces)
-    for k, disc in washed.items():
-        middles[k], middle_grey[k] = disc, median(grey[k, geo.core][disc])
+    for k, body in washed.items():
+        middles[k], middle_grey[k] = body, median(grey[k, geo.core][body])
         most[k] = min(float(most[k]), WASHER_CONFIDENCE)
     reaches = _reaches_corners(differs, geo)
     why = ["reaches-corners" if reaches[k] else "" for k in range(9)]
