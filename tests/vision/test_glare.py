@@ -180,7 +180,8 @@ def test_tube_light_glares_leave_no_square_read_wrong_and_sure() -> None:
 def test_tube_light_glares_on_dark_plates_leave_no_frame_read_whole_and_wrong() -> None:
     """Over 24 dark boards under a tube light's glare, no square wrong at >= 0.9 and no frame read whole
     and wrong. (Before, 2 frames passed wrong, read with a "shadow band" divided out beside the glare's
-    lit stripe, black pieces gone, or with a phantom black piece where the stripe was taken out.)"""
+    lit stripe, black pieces gone, or with a phantom black piece where the stripe was taken out; with
+    the long glare but without the two lights' agreement, 1.)"""
     passed_wrong = wrong_sure = 0
     for frame in _tube_frames("dark", seed=21):
         det = detect(frame.image)
