@@ -97,9 +97,13 @@ def _tube_frames(plate: str | None, seed: int) -> Iterator[Glared]:
         yield Glared(scene, image, height)
 
 
+def _truth(det: Detection, scene: Scene) -> str:
+    """The scene's board numbered as the reading numbers it (its quarter turns)."""
+    return rotate_board(scene.board, round((det.pose.angle_deg - scene.angle_deg) / 90))
+
+
 def _wrong_sure(det: Detection, scene: Scene) -> int:
-    turns = round((det.pose.angle_deg - scene.angle_deg) / 90)
-    truth = rotate_board(scene.board, turns)
+    truth = _truth(det, scene)
     return sum(
         read not in ("?", true) and square.confidence >= 0.9
         for square, read, true in zip(det.squares, det.board, truth, strict=True)
@@ -163,8 +167,7 @@ def test_no_glare_on_plain_boards(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _passed_wrong(det: Detection, scene: Scene) -> bool:
     """Whether a frame was read as a clear, whole board, and wrong (a stability window would take it)."""
-    truth = rotate_board(scene.board, round((det.pose.angle_deg - scene.angle_deg) / 90))
-    return not det.occluded and "?" not in det.board and det.board != truth
+    return not det.occluded and "?" not in det.board and det.board != _truth(det, scene)
 
 
 def test_tube_light_glares_leave_no_square_read_wrong_and_sure() -> None:
