@@ -196,3 +196,17 @@ def with_washers(scene: Scene, rng: np.random.Generator) -> Scene:
     tint = float(rng.uniform(-8, 8))
     hole = 0.4 if rng.random() < 0.5 else 0.0
     return replace(scene, washer=(float(rng.uniform(0.3, 0.6)), (grey + tint, grey, grey - tint), hole))
+
+
+def with_faded_lines(scene: Scene, rng: np.random.Generator) -> Scene:
+    """``scene`` with two or three stretches of its lines grown faint (a marker running dry, a pen's
+    stroke gone thin): each on a random line, 0.5-1.2 pitches long, its middle 0.5-0.75 of the way to the
+    plate's colour."""
+    from dataclasses import replace
+
+    stretches = []
+    for _ in range(int(rng.integers(2, 4))):
+        length = float(rng.uniform(0.5, 1.2))
+        start = float(rng.uniform(0.0, 3.0 - length))
+        stretches.append((int(rng.integers(0, 4)), bool(rng.random() < 0.5), start, start + length))
+    return replace(scene, faded_lines=tuple(stretches), line_fade=float(rng.uniform(0.5, 0.75)))

@@ -10,6 +10,7 @@ independent looks. Truth is exact: the board's centre and angle are the drawing'
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import cv2
@@ -91,6 +92,11 @@ class Scene:
     #: engraved lines: the colour of the groove's lit wall, drawn over the second half of each line across
     #: it (the first half keeps ``line_grey``, the wall in shade); None for printed lines.
     groove: Colour | None = None
+    #: stretches where a line's ink runs thin (a marker running dry): (line 0..3 from the board's top or
+    #: left, horizontal, from, to: along the line in pitches from its start, 0..3); over each, the line's
+    #: colour goes toward the plate's and back, ``line_fade`` of the way in the stretch's middle.
+    faded_lines: tuple[tuple[int, bool, float, float], ...] = ()
+    line_fade: float = 0.85
 
 
 def board_point(scene: Scene, dx: float, dy: float) -> tuple[float, float]:
@@ -134,6 +140,33 @@ def _cutting_mat(img: np.ndarray, grid: tuple[float, float, float, Colour, int],
             p0 = (int((ox - reach * ex) * ss * 16), int((oy - reach * ey) * ss * 16))
             p1 = (int((ox + reach * ex) * ss * 16), int((oy + reach * ey) * ss * 16))
             cv2.line(img, p0, p1, _bgr(colour), max(1, round(thick * ss)), cv2.LINE_AA, 4)
+
+
+#: steps a faded stretch of line is drawn in (the frame's blur smooths them).
+FADE_STEPS = 16
+
+
+def _fade_lines(
+    img: np.ndarray, scene: Scene, pts: Callable[[list[tuple[float, float]]], np.ndarray]
+) -> None:
+    """Paint ``scene.faded_lines`` over the drawn lines: each stretch in ``FADE_STEPS`` short pieces of
+    line, blended toward the plate along a half sine (none at the stretch's ends, ``line_fade`` in its
+    middle)."""
+    p, lw = scene.pitch_px, scene.line_px / 2 + 0.5
+    line, plate = np.array(_bgr(scene.line_grey)), np.array(_bgr(scene.board_grey))
+    for k, horizontal, start, end in scene.faded_lines:
+        off = (k - 1.5) * p
+        for i in range(FADE_STEPS):
+            a, b = start + (end - start) * i / FADE_STEPS, start + (end - start) * (i + 1) / FADE_STEPS
+            t = scene.line_fade * math.sin(math.pi * (i + 0.5) / FADE_STEPS)
+            colour = tuple(float(v) for v in line + t * (plate - line))
+            a, b = (a - 1.5) * p, (b - 1.5) * p
+            quad = (
+                [(a, off - lw), (b, off - lw), (b, off + lw), (a, off + lw)]
+                if horizontal
+                else [(off - lw, a), (off + lw, a), (off + lw, b), (off - lw, b)]
+            )
+            cv2.fillPoly(img, [pts([board_point(scene, x, y) for x, y in quad])], colour, cv2.LINE_AA, 4)
 
 
 def draw(scene: Scene, seed: int = 0) -> np.ndarray:
@@ -213,6 +246,7 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
                 cv2.fillPoly(
                     img, [pts([board_point(scene, x, y) for x, y in lit])], _bgr(scene.groove), cv2.LINE_AA, 4
                 )
+    _fade_lines(img, scene, pts)
     for tx, ty, tw, th, tcol in scene.trays:
         # A tray lies square to the board: width along the board's x axis, height along its y axis.
         box = cv2.boxPoints(((tx, ty), (tw, th), -scene.angle_deg))

@@ -33,7 +33,14 @@ from .glare import glare_light
 from .image import _brightest, _Image, _prepare_image, relief
 from .lines import _fit_lines, _polarity_at, _verify_grid
 from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareReading
-from .occlusion import _crossed_squares, _line_contrast, _line_levels, _reaching_in, _under_pieces
+from .occlusion import (
+    _crossed_squares,
+    _faded_samples,
+    _line_contrast,
+    _line_levels,
+    _reaching_in,
+    _under_pieces,
+)
 from .ring import _read_squares_ring
 from .shade import shadow_gain
 from .squares import (
@@ -637,6 +644,8 @@ def read_at_pose(
     # pieces on both sides of a light line take its contrast, not its grey.
     line_grey = median(peaks[seen]) if seen.any() else median(peaks)
     covered = ~seen & (np.abs(peaks - line_grey) > COVER_LEVEL_FRAC * max(typical, 1e-3))
+    # ...and the line has not merely grown faint there, the plate beside it unchanged.
+    covered &= ~_faded_samples(peaks, contrast, both_sides, sign, seen, max(typical, 1e-3))
     if no_grid:
         covered[:] = True
     line_level = _line_levels(peaks, owners, seen, line_grey)

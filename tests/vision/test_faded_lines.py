@@ -1,0 +1,127 @@
+"""Lines grown faint along a stretch (a marker's stroke running dry, an engraved groove turned from the
+light) are the line, not something lying across it: :func:`services.vision.detector.occlusion.
+_faded_samples`.
+
+A line hidden over a finger's width marks its squares covered (unknown), since a fingertip, a hand's
+edge or a pen across the line hides it so. A faint stretch of line keeps some of its contrast and has
+the plate on both sides, as the same line's seen samples nearby show it; what lies across a line puts
+its own tone on both sides and leaves nothing of the line between. A stretch that fades out entirely
+over a finger's width is not told from a finger of the plate's colour, and stays covered.
+
+On our renderer (contest looks with two or three stretches faded 0.5-0.75 of the way to the plate, 40
+frames each of seeds 31-33, session 47): squares right 96.4/92.2/95.0% -> 99.7/98.9/99.4%, frames
+flagged 5/12/9 -> 1/3/1, wrong 0/1/0 -> 0/1/0. The tuning sets: 52,128 -> 52,163 squares right,
+occluded frames read clear 74 -> 74; frames a stability window would take wrong 91 -> 92 (a sealed
+frame's misread square that the crossing had hidden).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from services.vision.detector import detect, search
+
+from .looks import contest_scene, with_faded_lines
+from .synth import Scene, draw, square_centre
+from .test_sweep import rotate_board
+from .tuning_frames import tuning_sample
+
+FRAMES = 24
+SEED = 34
+
+
+def _faded_frames(seed: int, frames: int) -> list[Scene]:
+    rng = np.random.default_rng(seed)
+    return [with_faded_lines(contest_scene(rng), rng) for _ in range(frames)]
+
+
+def _read(scenes: list[Scene]) -> tuple[int, int, list[str]]:
+    """(squares right, frames flagged, the problems: frames found nowhere or a square read wrong)."""
+    right = flagged = 0
+    problems: list[str] = []
+    for i, scene in enumerate(scenes):
+        det = detect(draw(scene, seed=i))
+        if not det.found:
+            problems.append(f"frame {i}: no board")
+            continue
+        truth = rotate_board(scene.board, round((det.pose.angle_deg - scene.angle_deg) / 90))
+        wrong = [k for k in range(9) if det.board[k] not in ("?", truth[k])]
+        if wrong:
+            problems.append(f"frame {i}: {det.board} for {truth}")
+        right += 9 - len(wrong) - det.board.count("?")
+        flagged += det.occluded
+    return right, flagged, problems
+
+
+def test_faded_lines_are_read_whole() -> None:
+    """No square wrong, at most two frames flagged (measured: 214 of 216 right, one frame flagged)."""
+    right, flagged, problems = _read(_faded_frames(SEED, FRAMES))
+    assert not problems
+    assert right >= 9 * FRAMES - 4 and flagged <= 2, (right, flagged)
+
+
+def test_without_the_rule_faded_lines_are_covered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The counterfactual: the same frames without the rule read squares unknown where a stretch of line
+    faded (measured: 204 of 216 right, 8 frames flagged), so the rule is what the test above measures."""
+    monkeypatch.setattr(search, "_faded_samples", lambda peaks, *_: np.zeros(peaks.shape, bool))
+    right, flagged, _ = _read(_faded_frames(SEED, FRAMES))
+    assert right <= 9 * FRAMES - 8 and flagged >= 5, (right, flagged)
+
+
+def _plate_finger(scene: Scene, rng: np.random.Generator) -> Scene:
+    """``scene`` with a fingertip of the plate's own colour reaching across a line into a square."""
+    square = int(rng.integers(1, 10))
+    cx, cy = square_centre(scene, square)
+    angle = float(rng.uniform(0, 360))
+    a, p = math.radians(angle), scene.pitch_px
+    finger = (
+        "finger",
+        cx + 0.35 * p * math.cos(a),
+        cy - 0.35 * p * math.sin(a),
+        1.0 * p,
+        angle,
+        scene.board_grey,
+    )
+    return replace(scene, objects=(finger,))
+
+
+def test_a_finger_of_the_plates_colour_is_still_across_the_line() -> None:
+    """A fingertip of the plate's own colour across a line, on boards whose lines fade elsewhere: the
+    line is hidden with nothing of it left and the finger's tone on both sides, so the frame is never
+    read clear with a square wrong (measured: 15 of 24 flagged or unknown, 16 without the rule: the
+    one more read clear is read right, a finger as pale as a plate whose lines fade beside it)."""
+    rng = np.random.default_rng(SEED + 1)
+    for i, scene in enumerate(_faded_frames(SEED + 1, FRAMES)):
+        scene = _plate_finger(scene, rng)
+        det = detect(draw(scene, seed=i))
+        assert det.found
+        truth = rotate_board(scene.board, round((det.pose.angle_deg - scene.angle_deg) / 90))
+        read_clear = not det.occluded and "?" not in det.board
+        assert not read_clear or det.board == truth, f"frame {i}: {det.board} for {truth}"
+
+
+#: occluded tuning frames a looser first version of the rule read clear (the plate within 0.25 of the
+#: grid's contrast, and the line's own contrast not asked for, or only 0.15 of it): fingers of a wood
+#: plate's tone, a hand on a pale plate, pens across the lines.
+NOT_FADED = [
+    ("heldout", 3, 289),
+    ("contest_table", 1, 163),
+    ("contest_table", 3, 203),
+    ("apart", 3, 85),
+    ("unseen", 2, 290),
+    ("sealed", 1, 248),
+    ("sealed", 2, 13),
+    ("sealed", 3, 61),
+]
+
+
+@pytest.mark.parametrize("generator, seed, index", NOT_FADED)
+def test_fingers_and_pens_across_lines_are_not_faded_lines(generator: str, seed: int, index: int) -> None:
+    sample = tuning_sample(generator, seed, index)
+    assert sample.occluded
+    det = detect(sample.image)
+    assert det.found and (det.occluded or "?" in det.board), det.board
