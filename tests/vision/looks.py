@@ -210,3 +210,11 @@ def with_faded_lines(scene: Scene, rng: np.random.Generator) -> Scene:
         start = float(rng.uniform(0.0, 3.0 - length))
         stretches.append((int(rng.integers(0, 4)), bool(rng.random() < 0.5), start, start + length))
     return replace(scene, faded_lines=tuple(stretches), line_fade=float(rng.uniform(0.5, 0.75)))
+
+
+def with_wavy_lines(scene: Scene, rng: np.random.Generator) -> Scene:
+    """``scene`` with its lines drawn by hand with a marker: wandering 0.5-2 px across their axis over
+    waves 0.6-2 pitches long, their width a third more or less along them."""
+    from dataclasses import replace
+
+    return replace(scene, wavy=(float(rng.uniform(0.5, 2.0)), float(rng.uniform(0.6, 2.0))))

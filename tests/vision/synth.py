@@ -96,6 +96,9 @@ class Scene:
     #: left, horizontal, from, to: along the line in pitches from its start, 0..3); over each, the line's
     #: colour goes toward the plate's and back, ``line_fade`` of the way in the stretch's middle.
     faded_lines: tuple[tuple[int, bool, float, float], ...] = ()
+    #: hand-drawn (marker) lines: each wanders across its axis by up to this many px, over waves this
+    #: many pitches long, and its width varies by a third either way (0: ruled lines).
+    wavy: tuple[float, float] = (0.0, 1.0)
     line_fade: float = 0.85
 
 
@@ -140,6 +143,27 @@ def _cutting_mat(img: np.ndarray, grid: tuple[float, float, float, Colour, int],
             p0 = (int((ox - reach * ex) * ss * 16), int((oy - reach * ey) * ss * 16))
             p1 = (int((ox + reach * ex) * ss * 16), int((oy + reach * ey) * ss * 16))
             cv2.line(img, p0, p1, _bgr(colour), max(1, round(thick * ss)), cv2.LINE_AA, 4)
+
+
+#: points per pitch along a wavy line's outline.
+WAVY_STEPS = 12
+
+
+def _wavy_line(scene: Scene, off: float, horizontal: bool, k: int) -> list[tuple[float, float]]:
+    """The outline of grid line ``k`` (at ``off`` px from the board's centre across it) drawn by hand:
+    its middle wandering by up to ``scene.wavy[0]`` px in two sines of its own phase (the longer
+    ``scene.wavy[1]`` pitches), its width a third more or less along it; board-frame px."""
+    p = scene.pitch_px
+    amplitude, wave = scene.wavy
+    phases = np.random.default_rng(k * 2 + horizontal).uniform(0, 2 * math.pi, 3)
+    t = np.linspace(-1.5 * p - scene.line_px / 2, 1.5 * p + scene.line_px / 2, int(3 * WAVY_STEPS) + 2)
+    u = t / (wave * p) * 2 * math.pi
+    middle = off + amplitude * (0.7 * np.sin(u + phases[0]) + 0.3 * np.sin(2.7 * u + phases[1]))
+    half = scene.line_px / 2 * (1 + np.sin(0.8 * u + phases[2]) / 3)
+    left = list(zip(t.tolist(), (middle - half).tolist(), strict=True))
+    right = list(zip(t.tolist(), (middle + half).tolist(), strict=True))[::-1]
+    outline = left + right
+    return outline if horizontal else [(y, x) for x, y in outline]
 
 
 #: steps a faded stretch of line is drawn in (the frame's blur smooths them).
@@ -233,6 +257,8 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
                     (off + lw, 1.5 * p + lw),
                     (off - lw, 1.5 * p + lw),
                 ]
+            if scene.wavy[0] > 0:
+                quad = _wavy_line(scene, off, horizontal, k)
             cv2.fillPoly(
                 img, [pts([board_point(scene, x, y) for x, y in quad])], _bgr(scene.line_grey), cv2.LINE_AA, 4
             )
