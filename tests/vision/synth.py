@@ -96,10 +96,10 @@ class Scene:
     #: left, horizontal, from, to: along the line in pitches from its start, 0..3); over each, the line's
     #: colour goes toward the plate's and back, ``line_fade`` of the way in the stretch's middle.
     faded_lines: tuple[tuple[int, bool, float, float], ...] = ()
+    line_fade: float = 0.85
     #: hand-drawn (marker) lines: each wanders across its axis by up to this many px, over waves this
     #: many pitches long, and its width varies by a third either way (0: ruled lines).
     wavy: tuple[float, float] = (0.0, 1.0)
-    line_fade: float = 0.85
 
 
 def board_point(scene: Scene, dx: float, dy: float) -> tuple[float, float]:
@@ -151,7 +151,7 @@ WAVY_STEPS = 12
 
 def _wavy_line(scene: Scene, off: float, horizontal: bool, k: int) -> list[tuple[float, float]]:
     """The outline of grid line ``k`` (at ``off`` px from the board's centre across it) drawn by hand:
-    its middle wandering by up to ``scene.wavy[0]`` px in two sines of its own phase (the longer
+    its middle wandering by up to ``scene.wavy[0]`` px in two sines of a phase fixed per line (the longer
     ``scene.wavy[1]`` pitches), its width a third more or less along it; board-frame px."""
     p = scene.pitch_px
     amplitude, wave = scene.wavy
@@ -175,7 +175,7 @@ def _fade_lines(
 ) -> None:
     """Paint ``scene.faded_lines`` over the drawn lines: each stretch in ``FADE_STEPS`` short pieces of
     line, blended toward the plate along a half sine (none at the stretch's ends, ``line_fade`` in its
-    middle)."""
+    middle). Painted along the line's axis: where a wavy line wanders beyond it, its ink is kept."""
     p, lw = scene.pitch_px, scene.line_px / 2 + 0.5
     line, plate = np.array(_bgr(scene.line_grey)), np.array(_bgr(scene.board_grey))
     for k, horizontal, start, end in scene.faded_lines:

@@ -305,10 +305,11 @@ def _faded_samples(
     """Which line samples (L,) not ``seen`` are the line itself grown faint, not covered: the line still
     stands out there (``contrast``, on its clearer side, ``FADED_CONTRAST_SHARE`` of the grid's
     ``typical`` contrast at least) and both its sides (``peaks``, the line's grey, less ``sign`` times
-    ``contrast`` and ``both_sides``) are the plate as the seen samples of the same line a square each way
-    show it (within ``FADED_SIDES_SHARE`` of ``typical``). A marker's stroke running dry or an engraved
-    groove turned from the light fades along the line, the plate on both sides unchanged; a finger, a pen
-    or a hand across the line puts its own tone on both sides and leaves nothing of the line between."""
+    ``contrast`` and ``both_sides``) lie within ``FADED_SIDES_SHARE`` of ``typical`` of the plate: the
+    median of what lies beside the same line's seen samples a square each way. A marker's stroke running
+    dry or an engraved groove turned from the light fades along the line, the plate on both sides
+    unchanged; a finger, a pen or a hand across the line puts its own tone on both sides and leaves
+    nothing of the line between."""
     shape = (GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)  # see _line_sampling
     candidates = (~seen & (contrast >= FADED_CONTRAST_SHARE * typical)).reshape(shape)
     out = np.zeros(shape, bool)
