@@ -1095,21 +1095,32 @@ def _plate_shows(med: np.ndarray, grey_off: float, plate_grey: float, plate_oppo
     plate (grey ``plate_grey``, opponent colour B-G, R-G ``plate_opponent``: saturation at least
     ``PLATE_SHOWS_SATURATION``, over its brightest channel or ``PLATE_SHOWS_FLOOR``, so that a dim
     green board counts), a middle nearly as saturated (``PLATE_SHOWS_SHARE``), of the plate's
-    own colour (within ``PLATE_SHOWS_OFF`` of its opponent colour) and near its grey
-    (``PLATE_SHOWS_TONE``). Black and white pieces are far less saturated than such a plate, whatever
+    own colour (within ``PLATE_SHOWS_OFF`` of its opponent colour), both in the plate's light, and near
+    its grey (``PLATE_SHOWS_TONE``). Black and white pieces are far less saturated than such a plate, whatever
     the light's colour (it tints both alike); the grain of a wood plate, which differs from the plate
     in grey just enough to look like a faint body, is the plate's colour and tone through and through.
     (A cross on a dark plate, whose middle is half plate, stands off the plate's grey.)"""
     if grey_off > PLATE_SHOWS_TONE:
         return False
-    plate_sat = _saturation(_bgr_of(plate_grey, plate_opponent), PLATE_SHOWS_FLOOR)
+    plate_bgr = _bgr_of(plate_grey, plate_opponent)
+    plate_sat = _saturation(plate_bgr, PLATE_SHOWS_FLOOR)
+    # Its saturation over the floor dimmed as the middle is, and its colour as it is or scaled back up to
+    # the plate's light: the plate in the gantry arm's shadow keeps its colour, each channel taken down
+    # alike (a navy plate a fifth dimmer fell under the fixed floor, its bare squares read black at 1.0).
+    # (Its colour scaled alone would take the few levels of colour of a dark body up past the plate's:
+    # a shadow on an empty tuning board read a black piece so.)
+    light = max(min(1.0, float(med.max()) / max(float(plate_bgr.max()), 1.0)), 1e-3)
     if (
         plate_sat < PLATE_SHOWS_SATURATION
-        or _saturation(med, PLATE_SHOWS_FLOOR) < PLATE_SHOWS_SHARE * plate_sat
+        or _saturation(med, PLATE_SHOWS_FLOOR * light) < PLATE_SHOWS_SHARE * plate_sat
     ):
         return False
     own = np.array([med[0] - med[1], med[2] - med[1]])
-    return float(np.hypot(*(own - plate_opponent))) <= PLATE_SHOWS_OFF * float(np.hypot(*plate_opponent))
+    limit = PLATE_SHOWS_OFF * float(np.hypot(*plate_opponent))
+    return (
+        min(float(np.hypot(*(own - plate_opponent))), float(np.hypot(*(own / light - plate_opponent))))
+        <= limit
+    )
 
 
 def _middle_grey(
