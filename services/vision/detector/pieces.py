@@ -1108,7 +1108,7 @@ def _plate_shows(med: np.ndarray, grey_off: float, plate_grey: float, plate_oppo
     # the plate's light: the plate in the gantry arm's shadow keeps its colour, each channel taken down
     # alike (a navy plate a fifth dimmer fell under the fixed floor, its bare squares read black at 1.0).
     # (Its colour scaled alone would take the few levels of colour of a dark body up past the plate's:
-    # a shadow on an empty tuning board read a black piece so.)
+    # a bare square of an empty tuning board, heldout 4/115, read a black piece so.)
     light = max(min(1.0, float(med.max()) / max(float(plate_bgr.max()), 1.0)), 1e-3)
     if (
         plate_sat < PLATE_SHOWS_SATURATION
