@@ -8,6 +8,8 @@ over one column read three bare squares as black pieces at confidence 1.0 (our r
 with the arm's shadow along the board's axes, seed 52, 60 frames: 3 squares wrong at >= 0.9 -> 0, wrong
 11 -> 8; at any angle and on seeds 51 and 61-62 (blue, green and dark plates): unchanged; the tuning
 sets: no frame's reading changed). The square is then "the plate's colour", not a piece: unknown.
+Its cost: a black piece exactly its plate's hue, a third darker, is the plate in shadow too (simcam's
+random looks, 150 frames: one such piece unknown, 99.78 -> 99.70% of squares right).
 """
 
 from __future__ import annotations
