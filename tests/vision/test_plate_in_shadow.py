@@ -20,7 +20,7 @@ from services.vision.detector import detect
 from services.vision.detector.pieces import _plate_shows
 
 from .synth import Scene, draw
-from .test_sweep import rotate_board
+from .test_sweep import truth_as_read
 
 #: the navy board of the case above: its plate's grey and opponent colour (B-G, R-G) as the detector
 #: measured them, the middle of a bare square in the band's shadow, and a black piece's middle (B, G, R).
@@ -78,8 +78,7 @@ NAVY_BOARD = Scene(
 
 def _wrong(scene: Scene) -> list[str]:
     det = detect(draw(scene, seed=28))
-    assert det.found
-    truth = rotate_board(scene.board, round((det.pose.angle_deg - scene.angle_deg) / 90))
+    truth = truth_as_read(det, scene.board, scene.angle_deg)
     return [
         f"square {k + 1}: {det.board[k]} for {truth[k]} at {det.squares[k].confidence:.2f}"
         for k in range(9)
