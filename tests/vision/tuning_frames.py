@@ -41,3 +41,12 @@ def read_tuning_square(generator: str, seed: int, index: int, square: int) -> tu
     it, the truth there, and the board read (for messages)."""
     det, truth = read_tuning_frame(generator, seed, index)
     return det.squares[square], truth[square], det.board
+
+
+def assert_occluded_not_read_clear(generator: str, seed: int, index: int) -> None:
+    """An occluded tuning frame (a hand, a pen, a coin over the board) is found and not read as a clear
+    board: flagged occluded, or a square unknown. (What the tests pinning a rule's occluded frames ask.)"""
+    sample = tuning_sample(generator, seed, index)
+    assert sample.occluded
+    det = detect(sample.image)
+    assert det.found and (det.occluded or "?" in det.board), det.board
