@@ -215,6 +215,16 @@ def with_faded_lines(scene: Scene, rng: np.random.Generator) -> Scene:
     return replace(scene, faded_lines=tuple(stretches), line_fade=float(rng.uniform(0.5, 0.75)))
 
 
+def with_printed_plate(scene: Scene, rng: np.random.Generator) -> Scene:
+    """``scene`` with a 3D-printed plate: its top layer's ridges 1.2-5 px apart (a 0.4-0.6 mm nozzle seen
+    at 3-9 px a millimetre), along the board's diagonals (a slicer's top layers) or any way, 4-25 grey
+    levels from ridge to groove (a lamp low beside the board)."""
+    from dataclasses import replace
+
+    angle = float(rng.choice([45.0, -45.0]) if rng.random() < 0.6 else rng.uniform(0.0, 180.0))
+    return replace(scene, striations=(float(rng.uniform(1.2, 5.0)), angle, float(rng.uniform(4.0, 25.0))))
+
+
 def with_wavy_lines(scene: Scene, rng: np.random.Generator) -> Scene:
     """``scene`` with its lines drawn by hand with a marker: wandering 0.5-2 px across their axis over
     waves 0.6-2 pitches long, their width a third more or less along them."""

@@ -53,6 +53,9 @@ class Scene:
     rim: float = 0.0
     #: wood grain on the board plate: stripe amplitude in grey levels (0: plain).
     grain: float = 0.0
+    #: a 3D-printed plate's top layer: ridges every ``period`` px at ``angle`` degrees to the board's x
+    #: axis, ``depth`` grey levels from ridge to groove, or none.
+    striations: tuple[float, float, float] | None = None
     #: trays under the supply: (x, y, width, height, colour) turned with the board, drawn before the
     #: supply pieces.
     trays: tuple[tuple[float, float, float, float, Colour], ...] = ()
@@ -239,6 +242,19 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
         v = (xx - scene.center[0]) * math.sin(a) + (yy - scene.center[1]) * math.cos(a)
         stripes = scene.grain * np.sin(v / (0.09 * p) + 2.0 * np.sin(v / (0.7 * p)))
         img += (stripes * (mask / 255.0))[..., None]
+    if scene.striations is not None:
+        # The nozzle's paths side by side: a rounded ridge each, a dark groove between, wandering a
+        # little as the extrusion does.
+        period, angle, depth = scene.striations
+        mask = np.zeros(img.shape[:2], np.uint8)
+        cv2.fillPoly(mask, [pts(plate)], 255, cv2.LINE_AA, 4)
+        yy, xx = np.mgrid[0 : h * ss, 0 : w * ss].astype(np.float32) / ss
+        a = math.radians(scene.angle_deg + angle)
+        v = (xx - scene.center[0]) * math.sin(a) + (yy - scene.center[1]) * math.cos(a)
+        along = (xx - scene.center[0]) * math.cos(a) - (yy - scene.center[1]) * math.sin(a)
+        phase = 2 * math.pi * v / period + 0.6 * np.sin(along / (1.7 * p)) + 0.3 * np.sin(along / (0.23 * p))
+        ridges = depth * (np.abs(np.cos(phase / 2)) ** 0.5 - 0.5)
+        img += (ridges * (mask / 255.0))[..., None]
     lw = scene.line_px / 2
     for k in range(4):
         off = (k - 1.5) * p

@@ -39,7 +39,7 @@ def _faded_frames(seed: int, frames: int) -> list[Scene]:
     return [with_faded_lines(contest_scene(rng), rng) for _ in range(frames)]
 
 
-def _read(scenes: list[Scene]) -> tuple[int, int, list[str]]:
+def read_scenes(scenes: list[Scene]) -> tuple[int, int, list[str]]:
     """(squares right, frames flagged, the problems: frames found nowhere or a square read wrong)."""
     right = flagged = 0
     problems: list[str] = []
@@ -59,7 +59,7 @@ def _read(scenes: list[Scene]) -> tuple[int, int, list[str]]:
 
 def test_faded_lines_are_read_whole() -> None:
     """No square wrong, at most two frames flagged (measured: 214 of 216 right, one frame flagged)."""
-    right, flagged, problems = _read(_faded_frames(SEED, FRAMES))
+    right, flagged, problems = read_scenes(_faded_frames(SEED, FRAMES))
     assert not problems
     assert right >= 9 * FRAMES - 4 and flagged <= 2, (right, flagged)
 
@@ -68,7 +68,7 @@ def test_without_the_rule_faded_lines_are_covered(monkeypatch: pytest.MonkeyPatc
     """The counterfactual: the same frames without the rule read squares unknown where a stretch of line
     faded (measured: 204 of 216 right, 8 frames flagged), so the rule is what the test above measures."""
     monkeypatch.setattr(search, "_faded_samples", lambda peaks, *_: np.zeros(peaks.shape, bool))
-    right, flagged, _ = _read(_faded_frames(SEED, FRAMES))
+    right, flagged, _ = read_scenes(_faded_frames(SEED, FRAMES))
     assert right <= 9 * FRAMES - 8 and flagged >= 5, (right, flagged)
 
 
@@ -77,7 +77,7 @@ def test_wavy_lines_are_read_whole() -> None:
     square wrong or unknown (measured: 216 of 216; 40 frames each of seeds 41-43: 100%, session 47, with
     nothing changed for them)."""
     rng = np.random.default_rng(SEED + 2)
-    right, flagged, problems = _read([with_wavy_lines(contest_scene(rng), rng) for _ in range(FRAMES)])
+    right, flagged, problems = read_scenes([with_wavy_lines(contest_scene(rng), rng) for _ in range(FRAMES)])
     assert not problems
     assert right == 9 * FRAMES and flagged == 0, (right, flagged)
 
