@@ -168,12 +168,11 @@ def contest_scene(rng: np.random.Generator, plate: str | None = None) -> Scene:
     return replace(with_supply(scene, rng), trays=())
 
 
-def on_cutting_mat(scene: Scene, rng: np.random.Generator, *, square: bool = False) -> Scene:
+def on_cutting_mat(scene: Scene, rng: np.random.Generator) -> Scene:
     """``scene`` with its table a cutting mat: a printed grid over the whole table, light lines on a green
     or dark mat or dark lines on a grey one, 0.12-0.25 of the board's pitch apart with every fifth
     heavier (a 1 cm grid under squares of 5-8 cm), or 0.5-1.1 of it (a 1-inch grid, or the heavy lines
-    alone): a grid of square cells all round the board, some of the board's own size. ``square``: the
-    board laid square on the mat, their lines within 2 degrees of each other (else at any angle)."""
+    alone): a grid of square cells all round the board, some of the board's own size."""
     from dataclasses import replace
 
     if rng.random() < 0.7:
@@ -184,8 +183,6 @@ def on_cutting_mat(scene: Scene, rng: np.random.Generator, *, square: bool = Fal
     fine = rng.random() < 0.5
     spacing = float(rng.uniform(0.12, 0.25) if fine else rng.uniform(0.5, 1.1)) * scene.pitch_px
     grid = (spacing, float(rng.uniform(-45, 45)), float(rng.uniform(0.6, 2.0)), ink, 5 if fine else 1000)
-    if square:
-        grid = (spacing, scene.angle_deg + float(rng.uniform(-2, 2)), *grid[2:])
     return replace(scene, table_grey=mat, table_grid=grid)
 
 

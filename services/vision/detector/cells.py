@@ -36,11 +36,6 @@ DILATION_PX: Final = 1
 #: all but 14 none; a cutting mat's lattices, on our renderer, 8 to 17.)
 PATCH_CELLS_BEYOND: Final = 4
 PATCHES_SET_ASIDE: Final = 2
-#: a larger grid's cells are followed from one to the next when their sides differ by less than this
-#: fraction (a mat's cells are all alike; perspective changes them slowly).
-GRID_STEP_SIZE: Final = 0.15
-#: ... and from one cell to another up to this many places away along each axis (over a missing cell).
-GRID_STEP_REACH: Final = 2
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -199,34 +194,20 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
     A cutting mat under the board, a tiled or checked table, is a grid of square cells in every
     direction: any 3x3 window of it looks like a board, often a better one than the board itself (whose
     pieces dent its cells). A board's lattice ends at its outer lines, so a window with cells of its
-    lattice on ``PATCH_CELLS_BEYOND`` or more places beyond it is a patch of something larger: the cells
-    of its size and angle are set aside and the best window of the others is looked for.
-
-    A board lying on a mat the same way round, with cells within the size tolerance of the mat's, is set
-    aside with it; so when only patches were found, the best window of the cells set aside that were not
-    of a patch's grid (:func:`_grid_of`) is taken, unless it is a patch itself."""
+    lattice on ``PATCH_CELLS_BEYOND`` or more places beyond it is a patch of something larger: that
+    lattice's cells are set aside and the best window of the others is looked for."""
     left = np.ones(len(cells.side), bool)
-    spared = np.zeros(len(cells.side), bool)
-    grids = np.zeros(len(cells.side), bool)
     for _ in range(PATCHES_SET_ASIDE + 1):
         lat = _best_window(_subset(cells, left), params)
         if lat is None:
-            break
+            return None
         alike, beyond = _on_lattice(cells, lat, params)
         if beyond < PATCH_CELLS_BEYOND:
             return lat
-        kind = alike & left
-        grids |= _grid_of(cells, kind | spared, lat, params)
-        spared = (spared | kind) & ~grids
         # (All of the larger grid's cells, also those that perspective or a bent mat puts off the
         # lattice's places: its other windows would be its patches too.)
         left &= ~alike
-    if not spared.any():
-        return None
-    lat = _best_window(_subset(cells, spared), params)
-    if lat is None or _on_lattice(_subset(cells, ~grids), lat, params)[1] >= PATCH_CELLS_BEYOND:
-        return None
-    return lat
+    return None
 
 
 def _subset(cells: _Cells, keep: np.ndarray) -> _Cells:
@@ -236,20 +217,14 @@ def _subset(cells: _Cells, keep: np.ndarray) -> _Cells:
     return _Cells(cells.center[keep], cells.side[keep], cells.angle[keep], cells.solid[keep])
 
 
-def _lattice_places(cells: _Cells, lat: _Lattice) -> tuple[np.ndarray, np.ndarray]:
-    """The lattice's axes (unit rows: its x and y directions) and every cell's position along them in
-    places, the window's first square at (0, 0)."""
-    rad = math.radians(lat.angle)
-    unit = np.array([[math.cos(rad), -math.sin(rad)], [math.sin(rad), math.cos(rad)]])
-    # The window's place (0, 0): its cells' centres less their places along the lattice's axes.
-    origin = np.mean(lat.centers - lat.colrow @ (unit * lat.pitch), axis=0)
-    return unit, (cells.center - origin) @ unit.T / lat.pitch
-
-
 def _on_lattice(cells: _Cells, lat: _Lattice, params: DetectorParams) -> tuple[np.ndarray, int]:
     """Which ``cells`` are of the lattice of ``lat``'s window (its cells' size and angle), and on how
     many of its places beyond the window they lie (within the lattice tolerance)."""
-    _unit, uv = _lattice_places(cells, lat)
+    rad = math.radians(lat.angle)
+    axes = np.array([[math.cos(rad), -math.sin(rad)], [math.sin(rad), math.cos(rad)]]) * lat.pitch
+    # The window's place (0, 0): its cells' centres less their places along the lattice's axes.
+    origin = np.mean(lat.centers - lat.colrow @ axes, axis=0)
+    uv = (cells.center - origin) @ np.linalg.inv(axes)
     places = np.round(uv)
     alike = (np.abs(cells.side / lat.side - 1.0) < params.size_tolerance) & (
         _angle_diff90(cells.angle, lat.angle) < params.angle_tolerance_deg
@@ -257,46 +232,6 @@ def _on_lattice(cells: _Cells, lat: _Lattice, params: DetectorParams) -> tuple[n
     on = alike & (np.abs(uv - places) < params.lattice_tolerance).all(axis=1)
     beyond = on & ~((places >= 0) & (places < GRID_SQUARES)).all(axis=1)
     return alike, len({(int(c), int(r)) for c, r in places[beyond].tolist()})
-
-
-def _grid_of(cells: _Cells, among: np.ndarray, lat: _Lattice, params: DetectorParams) -> np.ndarray:
-    """The cells of ``among`` that belong to the larger grid ``lat``'s window is a patch of: those on its
-    lattice's places (within the lattice tolerance) and those reached from the window's cells by steps
-    of up to ``GRID_STEP_REACH`` places, each measured where it starts (in a pitch scaled by that cell's
-    side: perspective) and ending on a cell within ``GRID_STEP_SIZE`` of its side. A mat is followed
-    across perspective and bends; a board lying on it, its lattice not in step with the mat's, is not."""
-    unit, uv = _lattice_places(cells, lat)
-    places = np.round(uv)
-    on = among & (np.abs(uv - places) < params.lattice_tolerance).all(axis=1)
-    window = on & ((places >= 0) & (places < GRID_SQUARES)).all(axis=1)
-    steps = lat.pitch * cells.side / lat.side
-    return on | _reached(cells, window, among, unit, steps, params.lattice_tolerance)
-
-
-def _reached(
-    cells: _Cells, start: np.ndarray, allowed: np.ndarray, unit: np.ndarray, steps: np.ndarray, tol: float
-) -> np.ndarray:
-    """The cells where ``allowed`` holds reached from those of ``start`` one step at a time: a step from
-    cell i goes up to ``GRID_STEP_REACH`` places along the axes ``unit`` (rows: the lattice's x and y
-    directions) in places ``steps[i]`` long, within ``tol`` of a place along each, to a cell whose side
-    is within ``GRID_STEP_SIZE`` of cell i's."""
-    member = start.copy()
-    frontier = start.copy()
-    while frontier.any():
-        todo = allowed & ~member
-        if not todo.any():
-            break
-        src, dst = np.flatnonzero(frontier), np.flatnonzero(todo)
-        offsets = cells.center[dst][None, :, :] - cells.center[src][:, None, :]
-        uv = offsets @ unit.T / steps[src][:, None, None]
-        near = np.round(uv)
-        reach = np.abs(near).max(axis=2)
-        step = (np.abs(uv - near) < tol).all(axis=2) & (reach >= 1) & (reach <= GRID_STEP_REACH)
-        step &= np.abs(cells.side[dst][None, :] / cells.side[src][:, None] - 1.0) < GRID_STEP_SIZE
-        frontier = np.zeros_like(member)
-        frontier[dst[step.any(axis=0)]] = True
-        member |= frontier
-    return member
 
 
 def _best_window(cells: _Cells, params: DetectorParams) -> _Lattice | None:
