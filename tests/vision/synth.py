@@ -233,28 +233,32 @@ def draw(scene: Scene, seed: int = 0) -> np.ndarray:
     half = 1.5 * p + margin
     plate = [board_point(scene, sx * half, sy * half) for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))]
     cv2.fillPoly(img, [pts(plate)], _bgr(scene.board_grey), cv2.LINE_AA, 4)
-    if scene.grain:
-        # Wood grain along the board's x axis: low-frequency stripes inside the plate.
+    if scene.grain or scene.striations is not None:
+        # Textures of the plate, inside it only: each along a direction turned from the board's x axis.
         mask = np.zeros(img.shape[:2], np.uint8)
         cv2.fillPoly(mask, [pts(plate)], 255, cv2.LINE_AA, 4)
+        inside = (mask / 255.0)[..., None]
         yy, xx = np.mgrid[0 : h * ss, 0 : w * ss].astype(np.float32) / ss
-        a = math.radians(scene.angle_deg)
-        v = (xx - scene.center[0]) * math.sin(a) + (yy - scene.center[1]) * math.cos(a)
-        stripes = scene.grain * np.sin(v / (0.09 * p) + 2.0 * np.sin(v / (0.7 * p)))
-        img += (stripes * (mask / 255.0))[..., None]
-    if scene.striations is not None:
-        # The nozzle's paths side by side: a rounded ridge each, a dark groove between, wandering a
-        # little as the extrusion does.
-        period, angle, depth = scene.striations
-        mask = np.zeros(img.shape[:2], np.uint8)
-        cv2.fillPoly(mask, [pts(plate)], 255, cv2.LINE_AA, 4)
-        yy, xx = np.mgrid[0 : h * ss, 0 : w * ss].astype(np.float32) / ss
-        a = math.radians(scene.angle_deg + angle)
-        v = (xx - scene.center[0]) * math.sin(a) + (yy - scene.center[1]) * math.cos(a)
-        along = (xx - scene.center[0]) * math.cos(a) - (yy - scene.center[1]) * math.sin(a)
-        phase = 2 * math.pi * v / period + 0.6 * np.sin(along / (1.7 * p)) + 0.3 * np.sin(along / (0.23 * p))
-        ridges = depth * (np.abs(np.cos(phase / 2)) ** 0.5 - 0.5)
-        img += (ridges * (mask / 255.0))[..., None]
+        dx, dy = xx - scene.center[0], yy - scene.center[1]
+
+        def across(turn_deg: float) -> tuple[np.ndarray, np.ndarray]:
+            """Each pixel's offset from the board's centre across and along that direction (px)."""
+            t = math.radians(scene.angle_deg + turn_deg)
+            return dx * math.sin(t) + dy * math.cos(t), dx * math.cos(t) - dy * math.sin(t)
+
+        if scene.grain:
+            # Wood grain along the board's x axis: low-frequency stripes.
+            v, _ = across(0.0)
+            img += (scene.grain * np.sin(v / (0.09 * p) + 2.0 * np.sin(v / (0.7 * p))))[..., None] * inside
+        if scene.striations is not None:
+            # The nozzle's paths side by side: a rounded ridge each, a dark groove between, wandering a
+            # little as the extrusion does.
+            period, angle, depth = scene.striations
+            v, along = across(angle)
+            phase = (
+                2 * math.pi * v / period + 0.6 * np.sin(along / (1.7 * p)) + 0.3 * np.sin(along / (0.23 * p))
+            )
+            img += (depth * (np.abs(np.cos(phase / 2)) ** 0.5 - 0.5))[..., None] * inside
     lw = scene.line_px / 2
     for k in range(4):
         off = (k - 1.5) * p

@@ -2,8 +2,8 @@
 in the image, across the squares and under the pieces. Nothing was changed for them: this pins that
 the plate's texture is neither a body in a bare square nor lines of a grid. Our renderer's contest looks
 with such a plate, 40 frames each of seeds 81-84 (session 48): 1,439 of 1,440 squares right; the one
-wrong, a bare square on a smooth dark plate read black at 0.75 (its middle a grey level off the plate's
-surface, taken at the finest faint look for a body of the plate's own tone), a frame passed wrong."""
+wrong, a bare square on a noise-free dark plate read black at 0.75, a frame passed wrong: the rim look
+(pieces._rim_pieces) took steps of 8-bit grey, 0.1-1.5 levels deep, for a rim on six sectors."""
 
 from __future__ import annotations
 
