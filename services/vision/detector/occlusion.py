@@ -42,6 +42,16 @@ FADED_SIDES_SHARE: Final = 0.2
 #: ...and the line still stands out there by this share of the grid's contrast: under a finger, a pen or
 #: a sheet nothing of it is left. (0.15: one occluded tuning frame more read clear.)
 FADED_CONTRAST_SHARE: Final = 0.25
+#: A line fainter still, down to this share of the grid's contrast and ``FADED_NOISE_K`` times the image's
+#: noise (a thin pen line drawn light over a stretch, at a tenth to a quarter of the grid's contrast), is
+#: the line fading when both its sides lie within ``FADED_TIGHT_SHARE`` of the contrast of the plate: a
+#: finger of the plate's own tone leaves no line between (its samples are noise), and anything else puts
+#: its own tone beside. (Tuning sets: 52,163 -> 52,178 squares right, frames flagged 237 -> 229, occluded
+#: frames read clear 74 -> 74. The floor at 0.05 of the contrast, or twice the noise: not one frame
+#: otherwise; the sides within 0.15: an occluded frame's covered square read.)
+FADED_FAINT_SHARE: Final = 0.1
+FADED_NOISE_K: Final = 3.0
+FADED_TIGHT_SHARE: Final = 0.1
 
 
 #: how far beyond the board's outer lines (pitches) to look for what reaches in over them: farther than
@@ -301,17 +311,22 @@ def _faded_samples(
     sign: int,
     seen: np.ndarray,
     typical: float,
+    noise: float,
 ) -> np.ndarray:
     """Which line samples (L,) not ``seen`` are the line itself grown faint, not covered: the line still
     stands out there (``contrast``, on its clearer side, ``FADED_CONTRAST_SHARE`` of the grid's
     ``typical`` contrast at least) and both its sides (``peaks``, the line's grey, less ``sign`` times
     ``contrast`` and ``both_sides``) lie within ``FADED_SIDES_SHARE`` of ``typical`` of the plate: the
-    median of what lies beside the same line's seen samples a square each way. A marker's stroke running
-    dry or an engraved groove turned from the light fades along the line, the plate on both sides
-    unchanged; a finger, a pen or a hand across the line puts its own tone on both sides and leaves
-    nothing of the line between."""
+    median of what lies beside the same line's seen samples a square each way. Or fainter, down to
+    ``FADED_FAINT_SHARE`` of ``typical`` and ``FADED_NOISE_K`` times the image's ``noise``, with both
+    sides within ``FADED_TIGHT_SHARE`` of it. A marker's stroke running dry or an engraved groove turned
+    from the light fades along the line, the plate on both sides unchanged; a finger, a pen or a hand
+    across the line puts its own tone on both sides and leaves nothing of the line between."""
     shape = (GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)  # see _line_sampling
-    candidates = (~seen & (contrast >= FADED_CONTRAST_SHARE * typical)).reshape(shape)
+    strong = contrast >= FADED_CONTRAST_SHARE * typical
+    faint = contrast >= max(FADED_FAINT_SHARE * typical, FADED_NOISE_K * noise)
+    candidates = (~seen & (strong | faint)).reshape(shape)
+    strong = strong.reshape(shape)
     out = np.zeros(shape, bool)
     if not candidates.any():
         return out.ravel()
@@ -324,7 +339,8 @@ def _faded_samples(
         if ok.sum() < MIN_LINE_SAMPLES:
             continue  # (too little of the line seen nearby to tell the plate beside it)
         plate = median(sides[k, near, :, o][ok])
-        faded = candidates[k, j, :, o] & (np.abs(sides[k, j, :, o] - plate) <= tolerance).all(axis=-1)
+        within = np.where(strong[k, j, :, o], tolerance, FADED_TIGHT_SHARE * typical)
+        faded = candidates[k, j, :, o] & (np.abs(sides[k, j, :, o] - plate) <= within[:, None]).all(axis=-1)
         # All of the side's unseen samples, or none: a finger's edges keep some of the line's contrast
         # beside its own tone, and taking them out would shorten what it hides below a finger's width.
         if (faded | seen_at[k, j, :, o]).all():

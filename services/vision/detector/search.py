@@ -645,7 +645,7 @@ def read_at_pose(
     line_grey = median(peaks[seen]) if seen.any() else median(peaks)
     covered = ~seen & (np.abs(peaks - line_grey) > COVER_LEVEL_FRAC * max(typical, 1e-3))
     # ...and the line has not merely grown faint there, the plate beside it unchanged.
-    covered &= ~_faded_samples(peaks, contrast, both_sides, sign, seen, max(typical, 1e-3))
+    covered &= ~_faded_samples(peaks, contrast, both_sides, sign, seen, max(typical, 1e-3), im.sigma)
     if no_grid:
         covered[:] = True
     line_level = _line_levels(peaks, owners, seen, line_grey)
