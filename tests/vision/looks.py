@@ -212,6 +212,23 @@ def with_faded_lines(scene: Scene, rng: np.random.Generator) -> Scene:
     return replace(scene, faded_lines=tuple(stretches), line_fade=float(rng.uniform(0.5, 0.75)))
 
 
+def with_hard_shadow(scene: Scene, rng: np.random.Generator) -> Scene:
+    """``scene`` under a lamp's sharp shadow of something beside the board (an arm, a box, the gantry's
+    frame): half the time a band 0.5-3 pitches wide, else a half plane, at any angle, taking 20-60% of
+    the light, its edges at most 0.03 of a pitch soft."""
+    from dataclasses import replace
+
+    width = float(rng.uniform(0.5, 3.0)) if rng.random() < 0.5 else 8.0
+    band = (
+        float(rng.uniform(0.0, 180.0)),
+        float(rng.uniform(-1.5, 1.5)),
+        width,
+        float(rng.uniform(0.2, 0.6)),
+        float(rng.uniform(0.0, 0.03)),
+    )
+    return replace(scene, arm_shadow=band)
+
+
 def with_printed_plate(scene: Scene, rng: np.random.Generator) -> Scene:
     """``scene`` with a 3D-printed plate: its top layer's ridges 1.2-5 px apart (a 0.4-0.6 mm nozzle seen
     at 3-9 px a millimetre), along the board's diagonals (a slicer's top layers) or any way, 4-25 grey

@@ -2,7 +2,9 @@
 pencil, a ruler. Nothing of a game is straight and slanted on the board: the lines run along its two
 axes and the pieces are round. A pen lying on the pieces hides no line where it is of the lines' own
 tone, and where it lies on a piece the piece's reading may still look clean; its long straight edge
-gives it away."""
+gives it away. Nothing but the edge of a lamp's sharp shadow, which hides nothing: the lines go on
+across it (:func:`_a_shadows_edge`), and where the board is read again with that shadow evened out
+(:func:`.shade.shadow_gain`) its edges cover no square."""
 
 from __future__ import annotations
 
@@ -49,14 +51,42 @@ ACROSS_UNIFORM_SHARE: Final = 0.05
 ACROSS_TEXTURE_K: Final = 4.0
 #: the texture is the view's detail finer than a Gaussian this wide (pixels).
 ACROSS_TEXTURE_SIGMA_PX: Final = 2.0
+#: where a slanted edge crosses a grid line, the line is sampled this far along it on each side of the
+#: edge (pitches), clear of the edge's own blur and of the grid's crossings.
+SHADOW_LINE_ALONG: Final = (0.06, 0.09, 0.12, 0.15)
+#: half the band across a line its extreme is taken in (pitches), and how far beside it the plate is.
+SHADOW_LINE_BAND: Final = 0.06
+SHADOW_LINE_PLATE: Final = 0.1
+#: the line's contrast relative to the plate beside it, on its two sides of the edge, within this share
+#: of the larger: a shadow darkens the line and the plate by one factor; what lies across hides it.
+SHADOW_RATIO_SHARE: Final = 0.35
+#: ...and the line stands out by this share of the plate at least on both sides (it is seen there).
+SHADOW_LINE_MIN: Final = 0.08
+#: a shadow takes at least this share of the light on its side of the edge, this far from it (pitches).
+SHADOW_STEP_MIN: Final = 0.1
+SHADOW_SIDE: Final = 0.12
+#: a crossing this near a grid crossing (pitches) is not judged (the other line is in its samples).
+SHADOW_CROSSING_CLEAR: Final = 0.2
 
 
-def _lying_across(view: np.ndarray, px: int, margin: int, contrast: float, noise: float) -> np.ndarray:
+def _lying_across(
+    view: np.ndarray,
+    px: int,
+    margin: int,
+    contrast: float,
+    noise: float,
+    dark_lines: bool,
+    shadowed: bool = False,
+) -> np.ndarray:
     """Which squares (9 booleans, row by row) a straight slanted edge crosses, in the canonical view
     ``view`` (grey, ``px`` pixels a square, the grid's corner at ``margin``; ``contrast``, the grid's
-    lines against the plate, and ``noise``, the image's, both in grey levels)."""
+    lines against the plate, and ``noise``, the image's, both in grey levels; ``dark_lines``, the
+    grid's polarity). ``shadowed``: the board lies partly in a shadow (read again with it evened out),
+    whose own edges are not an object's (:func:`_a_shadows_edge`)."""
     crossed = np.zeros(GRID_SQUARES * GRID_SQUARES, bool)
     for x1, y1, x2, y2 in _slanted_edges(view, px, margin, contrast, noise):
+        if shadowed and _a_shadows_edge(view, (x1, y1, x2, y2), px, margin, dark_lines):
+            continue
         length = math.hypot(x2 - x1, y2 - y1)
         t = np.linspace(0.0, 1.0, max(2, int(length)))
         col = np.floor((x1 + t * (x2 - x1) - margin) / px).astype(np.int64)
@@ -139,3 +169,79 @@ def _steps_along(
         return False
     spread = min(median(np.abs(left - median(left))), median(np.abs(right - median(right))))
     return spread <= ACROSS_UNIFORM_SHARE * contrast
+
+
+def _a_shadows_edge(
+    view: np.ndarray, seg: tuple[float, float, float, float], px: int, margin: int, dark_lines: bool
+) -> bool:
+    """Whether the edge ``seg`` (x1, y1, x2, y2, view pixels) is a shadow's, not an object's: it crosses
+    at least one grid line away from the grid's crossings, and every line it crosses goes on across it,
+    standing out from the plate beside it by the same share on both sides (a shadow darkens line and
+    plate by one factor; a pen, a sheet or a hand hides the line), and the light differs on its two
+    sides all along (:func:`_darker_side_all_along`). An edge through the grid's crossings alone is
+    judged an object's."""
+    x1, y1, x2, y2 = seg
+    h, w = view.shape
+    sign = -1.0 if dark_lines else 1.0
+    band = max(1, round(SHADOW_LINE_BAND * px))
+    off = max(band + 2, round(SHADOW_LINE_PLATE * px))
+    judged = 0
+    for vertical in (True, False):
+        a1, a2 = (x1, x2) if vertical else (y1, y2)  # across the lines of this family
+        b1, b2 = (y1, y2) if vertical else (x1, x2)  # along them
+        if a1 == a2:
+            continue
+        for k in range(GRID_SQUARES + 1):
+            line = margin + k * px
+            t = (line - a1) / (a2 - a1)
+            if not 0.0 < t < 1.0:
+                continue
+            along = b1 + t * (b2 - b1)
+            pos = (along - margin) / px
+            if abs(pos - round(pos)) < SHADOW_CROSSING_CLEAR or not 0.0 < pos < GRID_SQUARES:
+                continue
+            ratios = []
+            for direction in (-1.0, 1.0):
+                samples = []
+                for d in SHADOW_LINE_ALONG:
+                    b = round(along + direction * d * px)
+                    if not 0 <= b < (h if vertical else w):
+                        continue
+                    lo, hi = max(0, line - off), min((w if vertical else h) - 1, line + off)
+                    cut = view[b, :] if vertical else view[:, b]
+                    core = cut[max(0, line - band) : line + band + 1]
+                    plate = 0.5 * (float(cut[lo]) + float(cut[hi]))
+                    extreme = float(core.max()) if sign > 0 else float(core.min())
+                    samples.append(sign * (extreme - plate) / max(plate, 1.0))
+                if not samples:
+                    return False
+                ratios.extend(samples)
+            low, high = min(ratios), max(ratios)
+            if low < SHADOW_LINE_MIN or high - low > SHADOW_RATIO_SHARE * high:
+                return False
+            judged += 1
+    return judged > 0 and _darker_side_all_along(view, seg, px)
+
+
+def _darker_side_all_along(view: np.ndarray, seg: tuple[float, float, float, float], px: int) -> bool:
+    """Whether the two sides of the edge ``seg``, ``SHADOW_SIDE`` pitches from it (beyond a thin pen),
+    differ by ``SHADOW_STEP_MIN`` of the light or more along ``ACROSS_CONSISTENT`` of its length: a
+    shadow darkens plate, lines and pieces alike on its side, while beyond a thin pen's far edge the
+    plate is the plate again."""
+    x1, y1, x2, y2 = seg
+    length = math.hypot(x2 - x1, y2 - y1)
+    nx, ny = -(y2 - y1) / length, (x2 - x1) / length
+    t = np.linspace(0.0, 1.0, max(2, int(length)))
+    x, y = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
+    h, w = view.shape
+    d = SHADOW_SIDE * px
+
+    def at(sign: float) -> np.ndarray:
+        xi = np.clip(np.rint(x + sign * d * nx).astype(np.int64), 0, w - 1)
+        yi = np.clip(np.rint(y + sign * d * ny).astype(np.int64), 0, h - 1)
+        return np.maximum(view[yi, xi].astype(np.float64), 1.0)
+
+    one, other = at(1.0), at(-1.0)
+    # (Either side: where a side's sample lies on a grid line, that side is the darker there.)
+    darker = np.minimum(one, other) / np.maximum(one, other) <= 1.0 - SHADOW_STEP_MIN
+    return np.count_nonzero(darker) >= ACROSS_CONSISTENT * darker.size

@@ -665,8 +665,15 @@ def read_at_pose(
     readings, discs = _like_the_far_kind(readings, discs, sign < 0)
     # ...and a bare square whose middle is not the plate is not certain (nor bare, if it looks like them).
     readings = _bare_off_the_plate(readings, sign < 0)
-    # A pen lying across the board: a long straight edge slanted from its lines.
-    across = _lying_across(canon.img, canon.px, canon.margin, typical, im.sigma)
+    # The soft shadow of the gantry's arm across the board under a lamp takes a band of the plate off
+    # its smooth surface: the board is read again with it divided out (below).
+    gain = None
+    if shade is None and glare is None and not in_brightest:
+        gain = shadow_gain(canon, half_width)
+    # A pen lying across the board: a long straight edge slanted from its lines. (Where the board lies
+    # in a shadow that is read again with the light evened out, the shadow's own edges are excused.)
+    shadowed = shade is not None or gain is not None
+    across = _lying_across(canon.img, canon.px, canon.margin, typical, im.sigma, sign < 0, shadowed)
     readings = [(*r[:4], r[4] or "across", r[5]) if across[k] else r for k, r in enumerate(readings)]
     under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3), sign < 0)
     crossed = _crossed_squares(~covered | under_piece, owners)
@@ -725,14 +732,8 @@ def read_at_pose(
     why["lines_hidden"] = frame_hidden
     problem = "occluded" if occluded else ("low-confidence" if any_low else "")
     second_reads: list[tuple[Detection, str]] = []
-    if shade is None and glare is None and not in_brightest:
-        # The soft shadow of the gantry's arm across the board under a lamp takes a band of the plate off
-        # its smooth surface: the board is read again with it divided out.
-        gain = shadow_gain(canon, half_width)
-        if gain is not None:
-            second_reads.append(
-                (read_at_pose(im, pose, polarity, half_width, params, h=h, shade=gain), "shadow")
-            )
+    if gain is not None:
+        second_reads.append((read_at_pose(im, pose, polarity, half_width, params, h=h, shade=gain), "shadow"))
     if shade is None and glare is None:
         # A lamp's glare lifts a patch of the board, lines and all: read again with it taken out.
         glared = glare_light(canon, half_width)
