@@ -141,13 +141,11 @@ def _texture(view: np.ndarray) -> float:
     return MAD_TO_SIGMA * median(np.abs(fine))
 
 
-def _steps_along(
-    view: np.ndarray, seg: tuple[float, float, float, float], side: float, big: float, contrast: float
-) -> bool:
-    """Whether the grey steps across the edge ``seg`` the same way along ``ACROSS_CONSISTENT`` of it, by
-    ``big`` grey levels or more (the two sides sampled ``side`` pixels from it); or one way along
-    ``ACROSS_ONE_WAY`` of it and the other way along no more than ``ACROSS_OTHER_WAY``, with one side of
-    one tone all along (within ``ACROSS_UNIFORM_SHARE`` of the grid's ``contrast``)."""
+def _the_two_sides(
+    view: np.ndarray, seg: tuple[float, float, float, float], side: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The view's grey ``side`` pixels either side of the edge ``seg`` (x1, y1, x2, y2), a pixel apart
+    along it: (one side's, the other's)."""
     x1, y1, x2, y2 = seg
     length = math.hypot(x2 - x1, y2 - y1)
     nx, ny = -(y2 - y1) / length, (x2 - x1) / length
@@ -160,7 +158,17 @@ def _steps_along(
         yi = np.clip(np.rint(y + dy).astype(np.int64), 0, h - 1)
         return view[yi, xi]
 
-    left, right = at(side * nx, side * ny), at(-side * nx, -side * ny)
+    return at(side * nx, side * ny), at(-side * nx, -side * ny)
+
+
+def _steps_along(
+    view: np.ndarray, seg: tuple[float, float, float, float], side: float, big: float, contrast: float
+) -> bool:
+    """Whether the grey steps across the edge ``seg`` the same way along ``ACROSS_CONSISTENT`` of it, by
+    ``big`` grey levels or more (the two sides sampled ``side`` pixels from it); or one way along
+    ``ACROSS_ONE_WAY`` of it and the other way along no more than ``ACROSS_OTHER_WAY``, with one side of
+    one tone all along (within ``ACROSS_UNIFORM_SHARE`` of the grid's ``contrast``)."""
+    left, right = _the_two_sides(view, seg, side)
     step = left - right
     up, down = np.count_nonzero(step >= big) / step.size, np.count_nonzero(step <= -big) / step.size
     if max(up, down) >= ACROSS_CONSISTENT:
@@ -228,20 +236,7 @@ def _darker_side_all_along(view: np.ndarray, seg: tuple[float, float, float, flo
     differ by ``SHADOW_STEP_MIN`` of the light or more along ``ACROSS_CONSISTENT`` of its length: a
     shadow darkens plate, lines and pieces alike on its side, while beyond a thin pen's far edge the
     plate is the plate again."""
-    x1, y1, x2, y2 = seg
-    length = math.hypot(x2 - x1, y2 - y1)
-    nx, ny = -(y2 - y1) / length, (x2 - x1) / length
-    t = np.linspace(0.0, 1.0, max(2, int(length)))
-    x, y = x1 + t * (x2 - x1), y1 + t * (y2 - y1)
-    h, w = view.shape
-    d = SHADOW_SIDE * px
-
-    def at(sign: float) -> np.ndarray:
-        xi = np.clip(np.rint(x + sign * d * nx).astype(np.int64), 0, w - 1)
-        yi = np.clip(np.rint(y + sign * d * ny).astype(np.int64), 0, h - 1)
-        return np.maximum(view[yi, xi].astype(np.float64), 1.0)
-
-    one, other = at(1.0), at(-1.0)
+    one, other = (np.maximum(v.astype(np.float64), 1.0) for v in _the_two_sides(view, seg, SHADOW_SIDE * px))
     # (Either side: where a side's sample lies on a grid line, that side is the darker there.)
     darker = np.minimum(one, other) / np.maximum(one, other) <= 1.0 - SHADOW_STEP_MIN
     return np.count_nonzero(darker) >= ACROSS_CONSISTENT * darker.size
