@@ -208,6 +208,8 @@ def _a_shadows_edge(
             pos = (along - margin) / px
             if abs(pos - round(pos)) < SHADOW_CROSSING_CLEAR or not 0.0 < pos < GRID_SQUARES:
                 continue
+            # (the line's pixels across it, and the plate's on either side, within the view)
+            lo, hi = max(0, line - off), min((w if vertical else h) - 1, line + off)
             ratios = []
             for direction in (-1.0, 1.0):
                 samples = []
@@ -215,7 +217,6 @@ def _a_shadows_edge(
                     b = round(along + direction * d * px)
                     if not 0 <= b < (h if vertical else w):
                         continue
-                    lo, hi = max(0, line - off), min((w if vertical else h) - 1, line + off)
                     cut = view[b, :] if vertical else view[:, b]
                     core = cut[max(0, line - band) : line + band + 1]
                     plate = 0.5 * (float(cut[lo]) + float(cut[hi]))
