@@ -13,7 +13,16 @@ import numpy as np
 
 from messages import BoardPose
 
-from .geometry import GRID_SQUARES, _angle_diff90, _apply_h, _odd, _wrap90, homography_of
+from .geometry import (
+    GRID_SQUARES,
+    LARGER_GRID_SIDES,
+    _angle_diff90,
+    _apply_h,
+    _odd,
+    _wrap90,
+    goes_on_beyond,
+    homography_of,
+)
 from .model import DetectorParams, Polarity
 from .stats import median
 
@@ -36,6 +45,17 @@ DILATION_PX: Final = 1
 #: all but 14 none; a cutting mat's lattices, on our renderer, 8 to 17.)
 PATCH_CELLS_BEYOND: Final = 4
 PATCHES_SET_ASIDE: Final = 2
+#: where a window's lines are looked for beyond it (:func:`_lines_run_on`): from this far beyond its
+#: outer lines to this far, in pitches (clear of a line's width, within a board's margin), at this many
+#: points along, each looked for this far either side of the line's place (perspective, a bent mat).
+RUN_ON_FROM: Final = 0.2
+RUN_ON_TO: Final = 0.8
+RUN_ON_POINTS: Final = 7
+RUN_ON_SLACK: Final = 0.06
+#: a line goes on where the mask holds at this share of its points; the cells' middles beside it are
+#: clear where it holds at no more than this share of theirs (a fine grid fills both).
+RUN_ON_LINE_SHARE: Final = 0.8
+RUN_ON_CLEAR_SHARE: Final = 0.4
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -187,7 +207,7 @@ def _squares_of(window: int, nearest: _Nearest) -> list[tuple[int, int]]:
     ]
 
 
-def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
+def _find_lattice(cells: _Cells, params: DetectorParams, lines: np.ndarray | None = None) -> _Lattice | None:
     """The best 3x3 window of cells on a common lattice (see the module's step 2) that is not a patch of a
     larger grid, or None.
 
@@ -195,14 +215,17 @@ def _find_lattice(cells: _Cells, params: DetectorParams) -> _Lattice | None:
     direction: any 3x3 window of it looks like a board, often a better one than the board itself (whose
     pieces dent its cells). A board's lattice ends at its outer lines, so a window with cells of its
     lattice on ``PATCH_CELLS_BEYOND`` or more places beyond it is a patch of something larger: that
-    lattice's cells are set aside and the best window of the others is looked for."""
+    lattice's cells are set aside and the best window of the others is looked for. So is a window whose
+    lines go on beyond it on most of its sides, in ``lines`` (the mask the cells came from) when given:
+    a patch whose neighbours are not cells (at the image's edge, under supply pieces, broken by the
+    mat's finer lines) is still one."""
     left = np.ones(len(cells.side), bool)
     for _ in range(PATCHES_SET_ASIDE + 1):
         lat = _best_window(_subset(cells, left), params)
         if lat is None:
             return None
         alike, beyond = _on_lattice(cells, lat, params)
-        if beyond < PATCH_CELLS_BEYOND:
+        if beyond < PATCH_CELLS_BEYOND and (lines is None or not _lines_run_on(lines, lat)):
             return lat
         # (All of the larger grid's cells, also those that perspective or a bent mat puts off the
         # lattice's places: its other windows would be its patches too.)
@@ -217,13 +240,19 @@ def _subset(cells: _Cells, keep: np.ndarray) -> _Cells:
     return _Cells(cells.center[keep], cells.side[keep], cells.angle[keep], cells.solid[keep])
 
 
+def _lattice_frame(lat: _Lattice) -> tuple[np.ndarray, np.ndarray]:
+    """The axes of ``lat``'s lattice (rows: a column's and a row's step, in pixels) and its window's
+    place (0, 0): its cells' centres less their places along the axes. A place (column, row) lies at
+    ``origin + place @ axes``."""
+    rad = math.radians(lat.angle)
+    axes = np.array([[math.cos(rad), -math.sin(rad)], [math.sin(rad), math.cos(rad)]]) * lat.pitch
+    return axes, np.mean(lat.centers - lat.colrow @ axes, axis=0)
+
+
 def _on_lattice(cells: _Cells, lat: _Lattice, params: DetectorParams) -> tuple[np.ndarray, int]:
     """Which ``cells`` are of the lattice of ``lat``'s window (its cells' size and angle), and on how
     many of its places beyond the window they lie (within the lattice tolerance)."""
-    rad = math.radians(lat.angle)
-    axes = np.array([[math.cos(rad), -math.sin(rad)], [math.sin(rad), math.cos(rad)]]) * lat.pitch
-    # The window's place (0, 0): its cells' centres less their places along the lattice's axes.
-    origin = np.mean(lat.centers - lat.colrow @ axes, axis=0)
+    axes, origin = _lattice_frame(lat)
     uv = (cells.center - origin) @ np.linalg.inv(axes)
     places = np.round(uv)
     alike = (np.abs(cells.side / lat.side - 1.0) < params.size_tolerance) & (
@@ -232,6 +261,51 @@ def _on_lattice(cells: _Cells, lat: _Lattice, params: DetectorParams) -> tuple[n
     on = alike & (np.abs(uv - places) < params.lattice_tolerance).all(axis=1)
     beyond = on & ~((places >= 0) & (places < GRID_SQUARES)).all(axis=1)
     return alike, len({(int(c), int(r)) for c, r in places[beyond].tolist()})
+
+
+def _run_on_places() -> np.ndarray:
+    """The lattice places :func:`_lines_run_on` looks at (4 sides, 7 places along a side, ``RUN_ON_POINTS``
+    outward, 3 across: (column, row)): along each side, the lines at the halves and the cells' middles
+    between them, from ``RUN_ON_FROM`` to ``RUN_ON_TO`` pitch beyond the window's outer line, each
+    ``RUN_ON_SLACK`` either side too."""
+    outward = np.linspace(RUN_ON_FROM, RUN_ON_TO, RUN_ON_POINTS)
+    slack = np.array([-RUN_ON_SLACK, 0.0, RUN_ON_SLACK])
+    along = np.arange(-0.5, 2.75, 0.5)
+    places = np.zeros((4, along.size, RUN_ON_POINTS, slack.size, 2))
+    # Each side: the lattice coordinate across its edge (0: columns, 1: rows), the outer line's place
+    # along it and the way out.
+    for side, (axis, edge, out) in enumerate(
+        ((1, -0.5, -1.0), (1, 2.5, 1.0), (0, -0.5, -1.0), (0, 2.5, 1.0))
+    ):
+        places[side, ..., axis] = (edge + out * outward)[None, :, None]
+        places[side, ..., 1 - axis] = along[:, None, None] + slack[None, None, :]
+    return places
+
+
+_RUN_ON_PLACES: Final = _run_on_places()
+
+
+def _lines_run_on(lines: np.ndarray, lat: _Lattice) -> bool:
+    """Whether the lines of ``lat``'s window go on beyond ``LARGER_GRID_SIDES`` of its sides in the line
+    mask ``lines`` (see :func:`.geometry.goes_on_beyond`): a line goes on where the mask holds along
+    ``RUN_ON_LINE_SHARE`` of its way from ``RUN_ON_FROM`` to ``RUN_ON_TO`` pitch beyond the window, a
+    cell's middle is clear where it holds along no more than ``RUN_ON_CLEAR_SHARE``; only ways that lie
+    in the image count."""
+    axes, origin = _lattice_frame(lat)
+    h, w = lines.shape
+    shape = _RUN_ON_PLACES.shape[:-1]
+    xy = np.rint(origin + _RUN_ON_PLACES.reshape(-1, 2) @ axes).astype(np.intp)
+    inside = ((xy >= 0) & (xy < (w, h))).all(axis=1)
+    hit = np.zeros(len(xy), bool)
+    hit[inside] = lines[xy[inside, 1], xy[inside, 0]] > 0
+    # Per side and place along it: whether the way lies in the image, and its share of points hit (a
+    # point is hit where the mask holds at it or beside it).
+    whole = inside.reshape(shape).all(axis=(2, 3))
+    share = hit.reshape(shape).any(axis=3).mean(axis=2)
+    on = (whole[:, 0::2] & (share[:, 0::2] >= RUN_ON_LINE_SHARE)).sum(axis=1).tolist()
+    seen = whole[:, 1::2].sum(axis=1).tolist()
+    clear = (whole[:, 1::2] & (share[:, 1::2] <= RUN_ON_CLEAR_SHARE)).sum(axis=1).tolist()
+    return sum(map(goes_on_beyond, on, seen, clear)) >= LARGER_GRID_SIDES
 
 
 def _best_window(cells: _Cells, params: DetectorParams) -> _Lattice | None:
@@ -370,7 +444,7 @@ def _locate(
     ):
         _, lines = cv2.threshold(diff, c, 255, cv2.THRESH_BINARY)
         lines = cv2.dilate(lines, kernel)
-        lat = _find_lattice(_cell_candidates(lines, params, short), params)
+        lat = _find_lattice(_cell_candidates(lines, params, short), params, lines)
         if lat is None or len(lat.centers) < params.min_cells:
             continue
         lat.centers = (lat.centers + origin) / scale

@@ -30,6 +30,20 @@ SQUARE_CENTRES.flags.writeable = False
 # small geometry helpers
 
 
+#: a grid whose lines go on beyond this many of its sides is a window of a larger grid (a cutting mat, a
+#: tiled table), not the board: clutter, supply pieces or the image's edge may hide its other sides.
+LARGER_GRID_SIDES: Final = 2
+
+
+def goes_on_beyond(lines_on: int, middles_seen: int, middles_clear: int) -> bool:
+    """Whether a grid's lines go on beyond one of its sides, as a larger grid's do: two of the four
+    lines that reach the side (``lines_on``) go on beyond it, and the cells' middles between them seen
+    there (``middles_seen``, one at least) are clear of lines, all but one of them (a fine grid beyond
+    a board fills both). A board's lines end at its outer lines: beyond them lie its plate's margin or
+    the table."""
+    return lines_on >= 2 and middles_seen >= 1 and middles_clear >= max(1, middles_seen - 1)
+
+
 def _odd(n: float) -> int:
     k = max(3, round(n))
     return k if k % 2 else k + 1

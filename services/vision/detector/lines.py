@@ -13,7 +13,7 @@ from typing import Final
 import cv2
 import numpy as np
 
-from .geometry import CANON_MARGIN, GRID_SQUARES, _apply_h, _read_only
+from .geometry import CANON_MARGIN, GRID_SQUARES, LARGER_GRID_SIDES, _apply_h, _read_only, goes_on_beyond
 from .image import _Image
 from .model import MAX_HALF_WIDTH, MIN_HALF_WIDTH, DetectorParams, Polarity
 from .stats import FLOAT_EPS, least_squares, median, median_along, percentile_along
@@ -54,6 +54,14 @@ CORNER_INSET: Final = 0.12
 CORNER_SIZE: Final = 0.1
 #: how far the grid check's line profiles reach on each side of a line, in pitches.
 VERIFY_REACH: Final = 0.15
+#: where a grid's lines are looked for beyond it (:func:`_grid_runs_on`): this far beyond its outer
+#: lines to this far, in pitches; a line goes on where it stands out there by this share of the grid's
+#: typical line, and a cell's middle beside it is clear where nothing in it does.
+BEYOND_FROM: Final = 0.2
+BEYOND_TO: Final = 0.8
+BEYOND_LINE_SHARE: Final = 0.5
+#: ...within this many pitches of its place (a pose placed on the grid's lines is less sure beyond).
+BEYOND_SLACK: Final = 0.06
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -406,6 +414,74 @@ def _verify_grid(
     # How much the window looks like a grid, each way.
     clear = min(_window_clarity(strength[d], shifts[d]) for d in range(2))
     return h, polarity, half_width, clear
+
+
+def _grid_runs_on(im: _Image, h: np.ndarray, pitch: float, polarity: Polarity) -> bool:
+    """Whether the grid's lines go on beyond ``LARGER_GRID_SIDES`` of its sides in the image (see
+    :func:`.geometry.goes_on_beyond`), as a cutting mat's do: any 3x3 window of it is a grid the comb
+    finds as well as the board. A line goes on where it stands out by ``BEYOND_LINE_SHARE`` of the
+    grid's typical line from ``BEYOND_FROM`` to ``BEYOND_TO`` pitch beyond the grid (the median of its
+    cross profiles there), a cell's middle is clear where nothing in its profile does; only ways that
+    lie in the image count."""
+    sign = 1.0 if polarity == "light-lines" else -1.0
+    s = int(min(VERIFY_MAX_PX, max(VERIFY_MIN_PX, round(pitch))))
+    reach = max(3, round(VERIFY_REACH * s))
+    span = GRID_SQUARES + 2  # one square beyond the grid on every side
+    to_canvas = np.array([[s, 0.0, s + reach], [0.0, s, s + reach], [0.0, 0.0, 1.0]])
+    size = span * s + 2 * reach + 1
+    view = (
+        cv2.warpPerspective(
+            im.gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+        ).astype(np.float32)
+        * sign
+    )
+    to_image = np.linalg.inv(h)
+    height, width = im.gray.shape
+    slack = max(1, round(BEYOND_SLACK * s))
+
+    def canvas(x: float) -> int:
+        return reach + round(s * (x + 1.0))
+
+    def stand_out(v: np.ndarray, rows: slice, x: float) -> tuple[float, float]:
+        """Across canonical ``x``, over ``rows`` of the view ``v`` (the cross profiles' median): how far
+        the ridge at ``x`` stands out of the profile's ends, and how far anything in it does."""
+        c = canvas(x)
+        prof = median_along(v[rows, c - reach : c + reach + 1], 0)
+        ends = max(float(prof[0]), float(prof[-1]))
+        return float(prof[reach - slack : reach + slack + 1].max()) - ends, float(prof.max()) - ends
+
+    # The grid's own lines between their crossings (the columns' lines; pieces beside them can only
+    # lower the median).
+    typical = median(
+        np.array(
+            [
+                stand_out(view, slice(canvas(y + 0.2), canvas(y + 0.8)), x)[0]
+                for x in range(4)
+                for y in range(3)
+            ]
+        )
+    )
+    if typical <= 0.0:
+        return False
+    least = BEYOND_LINE_SHARE * typical
+    sides_on = 0
+    for band in ((-BEYOND_TO, -BEYOND_FROM), (GRID_SQUARES + BEYOND_FROM, GRID_SQUARES + BEYOND_TO)):
+        rows = slice(canvas(band[0]), canvas(band[1]))
+        for v, flip in ((view, False), (view.T, True)):  # beyond the top or bottom row; beyond a side
+            middles = on = clear = 0
+            for k in range(2 * GRID_SQUARES + 1):  # the lines at whole places, the cells' middles between
+                x = k / 2.0
+                ends = np.array([[x, band[0]], [x, band[1]]])
+                ends = _apply_h(to_image, ends[:, ::-1] if flip else ends)
+                if (ends < 0).any() or (ends[:, 0] >= width).any() or (ends[:, 1] >= height).any():
+                    continue
+                ridge, anything = stand_out(v, rows, x)
+                if k % 2 == 0:
+                    on += ridge >= least
+                else:
+                    middles, clear = middles + 1, clear + (anything < least)
+            sides_on += goes_on_beyond(on, middles, clear)
+    return sides_on >= LARGER_GRID_SIDES
 
 
 def _gap_strength(

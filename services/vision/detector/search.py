@@ -31,7 +31,7 @@ from .geometry import (
 )
 from .glare import glare_light
 from .image import _brightest, _Image, _prepare_image, relief
-from .lines import _fit_lines, _polarity_at, _verify_grid
+from .lines import _fit_lines, _grid_runs_on, _polarity_at, _verify_grid
 from .model import DEFAULT_PARAMS, Detection, DetectorParams, Polarity, SquareReading
 from .occlusion import (
     _crossed_squares,
@@ -216,6 +216,8 @@ def _best_candidate(
                 break
             refined = (h, fit.seen)
             h, seen = fit.h, fit.seen
+        if cells == 0 and _grid_runs_on(im, h, pitch, polarity):
+            continue  # a window of a larger grid (a cutting mat's), not the board
         # The comb's grid replaces the cells' only when its lines are clearly better seen, unless the
         # cells' window did not look like a grid itself (cells on the plate between large pieces can be
         # taken a row off, and the window then reaches off the board).
