@@ -218,19 +218,34 @@ def _find_lattice(cells: _Cells, params: DetectorParams, lines: np.ndarray | Non
     lattice's cells are set aside and the best window of the others is looked for. So is a window whose
     lines go on beyond it on most of its sides, in ``lines`` (the mask the cells came from) when given:
     a patch whose neighbours are not cells (at the image's edge, under supply pieces, broken by the
-    mat's finer lines) is still one."""
+    mat's finer lines) is still one. Last, the cells set aside that lie off every patch's lattice are
+    searched (with ``lines`` only: a window of them must show it is no patch)."""
     left = np.ones(len(cells.side), bool)
+    set_aside = np.zeros(len(cells.side), bool)
+    on_patches = np.zeros(len(cells.side), bool)
     for _ in range(PATCHES_SET_ASIDE + 1):
         lat = _best_window(_subset(cells, left), params)
         if lat is None:
-            return None
-        alike, beyond = _on_lattice(cells, lat, params)
+            break
+        alike, on, beyond = _on_lattice(cells, lat, params)
         if beyond < PATCH_CELLS_BEYOND and (lines is None or not _lines_run_on(lines, lat)):
             return lat
         # (All of the larger grid's cells, also those that perspective or a bent mat puts off the
         # lattice's places: its other windows would be its patches too.)
         left &= ~alike
-    return None
+        set_aside |= alike
+        on_patches |= on
+    off_patches = set_aside & ~on_patches
+    if lines is None or not off_patches.any():
+        return None
+    # A board laid square on a mat of its own cell size: its cells are like the mat's, set aside with
+    # them, though not on the mat's lattice. Last, the best window of the cells set aside that lie off
+    # every patch's lattice, if it is no patch itself.
+    lat = _best_window(_subset(cells, off_patches), params)
+    if lat is None:
+        return None
+    _alike, _on, beyond = _on_lattice(cells, lat, params)
+    return lat if beyond < PATCH_CELLS_BEYOND and not _lines_run_on(lines, lat) else None
 
 
 def _subset(cells: _Cells, keep: np.ndarray) -> _Cells:
@@ -249,9 +264,9 @@ def _lattice_frame(lat: _Lattice) -> tuple[np.ndarray, np.ndarray]:
     return axes, np.mean(lat.centers - lat.colrow @ axes, axis=0)
 
 
-def _on_lattice(cells: _Cells, lat: _Lattice, params: DetectorParams) -> tuple[np.ndarray, int]:
-    """Which ``cells`` are of the lattice of ``lat``'s window (its cells' size and angle), and on how
-    many of its places beyond the window they lie (within the lattice tolerance)."""
+def _on_lattice(cells: _Cells, lat: _Lattice, params: DetectorParams) -> tuple[np.ndarray, np.ndarray, int]:
+    """Which ``cells`` are of the lattice of ``lat``'s window (its cells' size and angle), which of them
+    lie on its places (within the lattice tolerance), and on how many of its places beyond the window."""
     axes, origin = _lattice_frame(lat)
     uv = (cells.center - origin) @ np.linalg.inv(axes)
     places = np.round(uv)
@@ -260,7 +275,7 @@ def _on_lattice(cells: _Cells, lat: _Lattice, params: DetectorParams) -> tuple[n
     )
     on = alike & (np.abs(uv - places) < params.lattice_tolerance).all(axis=1)
     beyond = on & ~((places >= 0) & (places < GRID_SQUARES)).all(axis=1)
-    return alike, len({(int(c), int(r)) for c, r in places[beyond].tolist()})
+    return alike, on, len({(int(c), int(r)) for c, r in places[beyond].tolist()})
 
 
 def _run_on_places() -> np.ndarray:
