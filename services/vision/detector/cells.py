@@ -216,7 +216,7 @@ def _find_lattice(cells: _Cells, params: DetectorParams, lines: np.ndarray | Non
     pieces dent its cells). A board's lattice ends at its outer lines, so a window with cells of its
     lattice on ``PATCH_CELLS_BEYOND`` or more places beyond it is a patch of something larger: that
     lattice's cells are set aside and the best window of the others is looked for. So is a window whose
-    lines go on beyond it on most of its sides, in ``lines`` (the mask the cells came from) when given:
+    lines go on beyond two of its sides, in ``lines`` (the mask the cells came from) when given:
     a patch whose neighbours are not cells (at the image's edge, under supply pieces, broken by the
     mat's finer lines) is still one. Last, the cells set aside that lie off every patch's lattice are
     searched (with ``lines`` only: a window of them must show it is no patch)."""
@@ -317,10 +317,11 @@ def _lines_run_on(lines: np.ndarray, lat: _Lattice) -> bool:
     # point is hit where the mask holds at it or beside it).
     whole = inside.reshape(shape).all(axis=(2, 3))
     share = hit.reshape(shape).any(axis=3).mean(axis=2)
+    lines_seen = whole[:, 0::2].sum(axis=1).tolist()
     on = (whole[:, 0::2] & (share[:, 0::2] >= RUN_ON_LINE_SHARE)).sum(axis=1).tolist()
-    seen = whole[:, 1::2].sum(axis=1).tolist()
+    middles_seen = whole[:, 1::2].sum(axis=1).tolist()
     clear = (whole[:, 1::2] & (share[:, 1::2] <= RUN_ON_CLEAR_SHARE)).sum(axis=1).tolist()
-    return sum(map(goes_on_beyond, on, seen, clear)) >= LARGER_GRID_SIDES
+    return sum(map(goes_on_beyond, lines_seen, on, middles_seen, clear)) >= LARGER_GRID_SIDES
 
 
 def _best_window(cells: _Cells, params: DetectorParams) -> _Lattice | None:

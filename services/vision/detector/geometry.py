@@ -35,13 +35,16 @@ SQUARE_CENTRES.flags.writeable = False
 LARGER_GRID_SIDES: Final = 2
 
 
-def goes_on_beyond(lines_on: int, middles_seen: int, middles_clear: int) -> bool:
-    """Whether a grid's lines go on beyond one of its sides, as a larger grid's do: two of the four
-    lines that reach the side (``lines_on``) go on beyond it, and the cells' middles between them seen
-    there (``middles_seen``, one at least) are clear of lines, all but one of them (a fine grid beyond
-    a board fills both). A board's lines end at its outer lines: beyond them lie its plate's margin or
-    the table."""
-    return lines_on >= 2 and middles_seen >= 1 and middles_clear >= max(1, middles_seen - 1)
+def goes_on_beyond(lines_seen: int, lines_on: int, middles_seen: int, middles_clear: int) -> bool:
+    """Whether a grid's lines go on beyond one of its sides, as a larger grid's do: of the four lines
+    that reach the side, those seen beyond it (``lines_seen``, in the image) go on (``lines_on``), all
+    but one of them and two at least, and the cells' middles between them seen there (``middles_seen``,
+    one at least) are clear of lines, all but one of them (a fine grid beyond a board fills both). A
+    board's lines end at its outer lines, or a few of them go on into a frame of its design (a display's
+    window above the grid, the outer lines drawn long): beyond them lie its plate's margin or the table."""
+    return (
+        lines_on >= max(2, lines_seen - 1) and middles_seen >= 1 and middles_clear >= max(1, middles_seen - 1)
+    )
 
 
 def _odd(n: float) -> int:

@@ -468,7 +468,7 @@ def _grid_runs_on(im: _Image, h: np.ndarray, pitch: float, polarity: Polarity) -
     for band in ((-BEYOND_TO, -BEYOND_FROM), (GRID_SQUARES + BEYOND_FROM, GRID_SQUARES + BEYOND_TO)):
         rows = slice(canvas(band[0]), canvas(band[1]))
         for v, flip in ((view, False), (view.T, True)):  # beyond the top or bottom row; beyond a side
-            middles = on = clear = 0
+            lines = middles = on = clear = 0
             for k in range(2 * GRID_SQUARES + 1):  # the lines at whole places, the cells' middles between
                 x = k / 2.0
                 ends = np.array([[x, band[0]], [x, band[1]]])
@@ -477,10 +477,10 @@ def _grid_runs_on(im: _Image, h: np.ndarray, pitch: float, polarity: Polarity) -
                     continue
                 ridge, anything = stand_out(v, rows, x)
                 if k % 2 == 0:
-                    on += ridge >= least
+                    lines, on = lines + 1, on + (ridge >= least)
                 else:
                     middles, clear = middles + 1, clear + (anything < least)
-            sides_on += goes_on_beyond(on, middles, clear)
+            sides_on += goes_on_beyond(lines, on, middles, clear)
     return sides_on >= LARGER_GRID_SIDES
 
 
