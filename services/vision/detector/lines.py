@@ -330,6 +330,22 @@ def _polarity_samples() -> tuple[np.ndarray, np.ndarray]:
 POLARITY_ON_LINE, POLARITY_CORNERS = _polarity_samples()
 
 
+def _grid_view(im: _Image, h: np.ndarray, pitch: float, sign: float) -> tuple[np.ndarray, int, int]:
+    """The grid check's canonical view (float32, times ``sign``: the lines stand out upwards): the grid
+    and one square beyond it on every side, ``s`` pixels a square (the pitch clamped to
+    ``VERIFY_MIN_PX``..``VERIFY_MAX_PX``), and a line profile's reach more; canonical x at column
+    ``reach + s * (x + 1)``. Returns (view, s, reach)."""
+    s = int(min(VERIFY_MAX_PX, max(VERIFY_MIN_PX, round(pitch))))
+    reach = max(3, round(VERIFY_REACH * s))
+    off = s + reach  # canonical -1 minus a profile's reach
+    to_canvas = np.array([[s, 0.0, off], [0.0, s, off], [0.0, 0.0, 1.0]])
+    size = (GRID_SQUARES + 2) * s + 2 * reach + 1
+    view = cv2.warpPerspective(
+        im.gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    )
+    return view.astype(np.float32) * sign, s, reach
+
+
 def _verify_grid(
     im: _Image, h: np.ndarray, pitch: float, params: DetectorParams, *, may_shift: bool
 ) -> tuple[np.ndarray, Polarity, float, float]:
@@ -343,18 +359,8 @@ def _verify_grid(
     window is a grid (1: four equal lines each way with nothing beyond; 0 or less: not a grid)."""
     polarity = _polarity_at(im, h, pitch, params)
     sign = 1.0 if polarity == "light-lines" else -1.0
-    s = int(min(VERIFY_MAX_PX, max(VERIFY_MIN_PX, round(pitch))))
+    view, s, reach = _grid_view(im, h, pitch, sign)
     span = GRID_SQUARES + 2  # one square beyond the grid on every side
-    reach = max(3, round(VERIFY_REACH * s))
-    off = s + reach  # canonical -1 minus a profile's reach
-    to_canvas = np.array([[s, 0.0, off], [0.0, s, off], [0.0, 0.0, 1.0]])
-    size = span * s + 2 * reach + 1
-    view = (
-        cv2.warpPerspective(
-            im.gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
-        ).astype(np.float32)
-        * sign
-    )
     offsets = np.arange(-reach, reach + 1)
     along = slice(reach + round(1.1 * s), reach + round(3.9 * s))  # the grid's extent, crossings included
     strength = np.zeros((2, span + 1))
@@ -424,17 +430,7 @@ def _grid_runs_on(im: _Image, h: np.ndarray, pitch: float, polarity: Polarity) -
     cross profiles there), a cell's middle is clear where nothing in its profile does; only ways that
     lie in the image count."""
     sign = 1.0 if polarity == "light-lines" else -1.0
-    s = int(min(VERIFY_MAX_PX, max(VERIFY_MIN_PX, round(pitch))))
-    reach = max(3, round(VERIFY_REACH * s))
-    span = GRID_SQUARES + 2  # one square beyond the grid on every side
-    to_canvas = np.array([[s, 0.0, s + reach], [0.0, s, s + reach], [0.0, 0.0, 1.0]])
-    size = span * s + 2 * reach + 1
-    view = (
-        cv2.warpPerspective(
-            im.gray, to_canvas @ h, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
-        ).astype(np.float32)
-        * sign
-    )
+    view, s, reach = _grid_view(im, h, pitch, sign)
     to_image = np.linalg.inv(h)
     height, width = im.gray.shape
     slack = max(1, round(BEYOND_SLACK * s))
