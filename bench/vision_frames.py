@@ -15,7 +15,8 @@ was found, whether the detection is occluded, the board read, the truth as the d
 squares, each square's confidence) and prints the summary: per generator, the squares of clear frames
 right, unknown and wrong (and wrong with confidence >= 0.9), the clear frames passed wrong (found, not
 occluded, no square unknown, and wrong: what a stability window would take), flagged and without a
-board, and the occluded frames read as a clear board. ``compare`` lists the frames whose reading
+board, and the occluded frames read as a clear board (and how many of those were read right all the
+same). ``compare`` lists the frames whose reading
 changed between two records, with the squares right before and after.
 """
 
@@ -108,6 +109,9 @@ def tally(records: Iterable[Record]) -> tuple[Counter[str], Counter[str]]:
         if r["occluded"]:
             c["occluded"] += 1
             c["occluded read clear"] += _read_clear(r)
+            # ...and the board read right all the same (a coin beside the pieces, a pen along a line):
+            # taken, but no wrong board; the others are what a stability window must not pass.
+            c["occluded read clear, right"] += _read_clear(r) and r["read"] == r["truth"]
             continue
         c["clear"] += 1
         c["not found"] += not r["found"]
@@ -137,7 +141,8 @@ def summary(records: list[Record]) -> str:
             f" unknown {c['unknown']} wrong {c['wrong']} (>= {SURE}: {c['wrong sure']});"
             f" clear frames: passed wrong {c['passed wrong']}, flagged {c['flagged']},"
             f" not found {c['not found']} of {c['clear']};"
-            f" occluded read clear {c['occluded read clear']} of {c['occluded']};"
+            f" occluded read clear {c['occluded read clear']} of {c['occluded']}"
+            f" ({c['occluded read clear, right']} of them right);"
             f" wrong {', '.join(f'{k} {n}' for k, n in kinds.most_common())}"
         )
     return "\n".join(lines)

@@ -24,14 +24,17 @@ def test_the_counts_of_clear_and_occluded_frames() -> None:
         _record("X........", "X........"),
         _record("O.......?", "X........"),  # square 0 wrong at 1.0, square 8 unknown
         _record("X........", ".........", occluded=True),  # read clear: counts against the target
+        _record(".........", ".........", occluded=True),  # read clear, and right all the same
         _record("?........", ".........", occluded=True, flagged=True),
         _record(".O.......", ".........", flagged=True),  # wrong at 0.75, flagged: not passed
     ]
     c, kinds = tally(records)
     assert (c["clear"], c["squares"], c["right"], c["unknown"], c["wrong"]) == (3, 27, 24, 1, 2)
     assert c["wrong sure"] == 1 and kinds == {"X->O": 1, ".->O": 1}
-    assert (c["passed wrong"], c["flagged"], c["occluded"], c["occluded read clear"]) == (0, 1, 2, 1)
+    assert (c["passed wrong"], c["flagged"], c["occluded"], c["occluded read clear"]) == (0, 1, 3, 2)
+    assert c["occluded read clear, right"] == 1
     assert "squares right 24/27" in summary(records)
+    assert "occluded read clear 2 of 3 (1 of them right)" in summary(records)
 
 
 def test_compare_lists_only_the_frames_whose_reading_changed() -> None:
