@@ -16,8 +16,8 @@ squares, each square's confidence) and prints the summary: per generator, the sq
 right, unknown and wrong (and wrong with confidence >= 0.9), the clear frames passed wrong (found, not
 occluded, no square unknown, and wrong: what a stability window would take), flagged and without a
 board, and the occluded frames read as a clear board (and how many of those were read right all the
-same). ``compare`` lists the frames whose reading
-changed between two records, with the squares right before and after.
+same). ``compare`` lists the frames whose reading changed between two records, with the squares right
+before and after.
 """
 
 from __future__ import annotations
