@@ -156,7 +156,9 @@ def compare(before: list[Record], after: list[Record]) -> str:
 
     def outcome(r: Record) -> str:
         if r["occluded"]:
-            return "READ CLEAR" if _read_clear(r) else "flagged"
+            if not _read_clear(r):
+                return "flagged"
+            return "READ CLEAR, " + ("right" if r["read"] == r["truth"] else "WRONG")
         right = sum(a == b for a, b in zip(r["read"], r["truth"], strict=True))
         return f"{right} right" + (", flagged" if r["flagged"] else "")
 

@@ -44,6 +44,11 @@ def test_compare_lists_only_the_frames_whose_reading_changed() -> None:
         "flat 1/1 (clear, truth X........): O........ 8 right -> X........ 9 right"
     )
     assert compare(after, after) == "no frame's reading changed"
+    covered = [{**_record("?........", ".........", occluded=True, flagged=True), "index": 2}]
+    read_clear = [{**_record("O........", ".........", occluded=True), "index": 2}]
+    assert compare(covered, read_clear) == (
+        "flat 1/2 (occluded, truth .........): ?........ flagged -> O........ READ CLEAR, WRONG"
+    )
 
 
 def test_a_stretch_of_a_generator_is_read_into_records() -> None:
