@@ -109,7 +109,7 @@ def tally(records: Iterable[Record]) -> tuple[Counter[str], Counter[str]]:
         if r["occluded"]:
             c["occluded"] += 1
             c["occluded read clear"] += _read_clear(r)
-            # ...and the board read right all the same (a coin beside the pieces, a pen along a line):
+            # ...and the board read right all the same (what covered it changed no square's reading):
             # taken, but no wrong board; the others are what a stability window must not pass.
             c["occluded read clear, right"] += _read_clear(r) and r["read"] == r["truth"]
             continue
