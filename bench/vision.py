@@ -283,6 +283,7 @@ GENERATORS: dict[str, str] = {
     "flat": "was held out, exposed 2026-12-01: a tuning set now",
     "contest_table": "a tuning set from the start: half its frames contest tables (blue, green, big pieces)",
     "apart": "written apart 2026-12-04 (session 36), a tuning set from the start; tuned on since session 37",
+    "gridded": "written apart 2026-12-06 (session 52): boards on gridded tables; a tuning set from the start",
 }
 
 

@@ -2,9 +2,9 @@
 the detector is chosen on, and which frames it changed.
 
 The tuning sets are the generators written apart from the detector that it may be tuned on (heldout,
-flat and contest_table, seeds 1-4; apart, seeds 1-4; unseen and sealed, seeds 1-3: 300 frames each, see
-``bench.vision.GENERATORS``). The generator that is still held out (blind) is not read here: its report
-is run once a change is kept (``bench/vision.py``), never to choose one.
+flat and contest_table, seeds 1-4; apart, seeds 1-4; unseen, sealed and gridded, seeds 1-3: 300 frames
+each, see ``bench.vision.GENERATORS``). The generator that is still held out (blind) is not read here:
+its report is run once a change is kept (``bench/vision.py``), never to choose one.
 
     .venv/bin/python bench/vision_frames.py record OUT.json [--sets tune,apart,unseen] [--frames 300]
     .venv/bin/python bench/vision_frames.py summary OUT.json
@@ -42,6 +42,7 @@ SETS: dict[str, list[tuple[str, int]]] = {
     "apart": [("apart", s) for s in (1, 2, 3, 4)],
     "unseen": [("unseen", s) for s in (1, 2, 3)],
     "sealed": [("sealed", s) for s in (1, 2, 3)],
+    "gridded": [("gridded", s) for s in (1, 2, 3)],
 }
 #: frames a job reads (a job is a stretch of one generator and seed: the unit spread over the workers).
 JOB_FRAMES = 50

@@ -1,6 +1,6 @@
-"""One frame of a tuning generator (tests/vision/heldout, flat, contest_table, apart, unseen, sealed) by
-name, seed and index, read by the detector, with its truth labelled as the detection numbers the squares:
-what the tests that pin a rule on the frames it was chosen for need."""
+"""One frame of a tuning generator (tests/vision/heldout, flat, contest_table, apart, unseen, sealed,
+gridded) by name, seed and index, read by the detector, with its truth labelled as the detection numbers
+the squares: what the tests that pin a rule on the frames it was chosen for need."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from services.vision.detector import Detection, SquareReading, detect
 from tests.vision.apart.generator import make_frame as apart_frame
 from tests.vision.contest_table.generator import render
 from tests.vision.flat.generator import make_frame as flat_frame
+from tests.vision.gridded.generator import make_frame as gridded_frame
 from tests.vision.heldout.generator import make_frame as heldout_frame
 from tests.vision.sealed.generator import render_sample as sealed_frame
 from tests.vision.unseen.generator import render_sample as unseen_frame
@@ -18,14 +19,15 @@ from .test_sweep import truth_as_read
 
 
 def tuning_sample(generator: str, seed: int, index: int) -> Any:
-    """The ``index``-th frame of ``generator`` ("heldout", "flat", "contest_table", "apart", "unseen" or
-    "sealed") at ``seed``: an object with ``image``, ``board`` and ``angle_deg`` (each generator's own
-    sample type)."""
+    """The ``index``-th frame of ``generator`` ("heldout", "flat", "contest_table", "apart", "unseen",
+    "sealed" or "gridded") at ``seed``: an object with ``image``, ``board`` and ``angle_deg`` (each
+    generator's own sample type)."""
     if generator == "contest_table":
         return render(seed, index)[0]
     if generator in ("unseen", "sealed"):  # (these take the seed first)
         return {"unseen": unseen_frame, "sealed": sealed_frame}[generator](seed, index)
-    return {"heldout": heldout_frame, "flat": flat_frame, "apart": apart_frame}[generator](index, seed)
+    frames = {"heldout": heldout_frame, "flat": flat_frame, "apart": apart_frame, "gridded": gridded_frame}
+    return frames[generator](index, seed)
 
 
 def read_tuning_frame(generator: str, seed: int, index: int) -> tuple[Detection, str]:
