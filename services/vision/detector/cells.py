@@ -22,6 +22,7 @@ from .geometry import (
     _wrap90,
     goes_on_beyond,
     homography_of,
+    in_view,
 )
 from .model import DetectorParams, Polarity
 from .stats import median
@@ -207,7 +208,12 @@ def _squares_of(window: int, nearest: _Nearest) -> list[tuple[int, int]]:
     ]
 
 
-def _find_lattice(cells: _Cells, params: DetectorParams, lines: np.ndarray | None = None) -> _Lattice | None:
+def _find_lattice(
+    cells: _Cells,
+    params: DetectorParams,
+    lines: np.ndarray | None = None,
+    view: tuple[float, float, float, float] | None = None,
+) -> _Lattice | None:
     """The best 3x3 window of cells on a common lattice (see the module's step 2) that is not a patch of a
     larger grid, or None.
 
@@ -218,8 +224,10 @@ def _find_lattice(cells: _Cells, params: DetectorParams, lines: np.ndarray | Non
     lattice's cells are set aside and the best window of the others is looked for. So is a window whose
     lines go on beyond two of its sides, in ``lines`` (the mask the cells came from) when given:
     a patch whose neighbours are not cells (at the image's edge, under supply pieces, broken by the
-    mat's finer lines) is still one. Last, the cells set aside that lie off every patch's lattice are
-    searched (with ``lines`` only: a window of them must show it is no patch)."""
+    mat's finer lines) is still one. So is a window that reaches out of ``view`` (the image's extent in
+    the cells' pixels, when given; see :func:`.geometry.in_view`): the camera sees the whole board. Last,
+    the cells set aside that lie off every patch's lattice are searched (with ``lines`` only: a window of
+    them must show it is no patch)."""
     left = np.ones(len(cells.side), bool)
     set_aside = np.zeros(len(cells.side), bool)
     on_patches = np.zeros(len(cells.side), bool)
@@ -228,7 +236,11 @@ def _find_lattice(cells: _Cells, params: DetectorParams, lines: np.ndarray | Non
         if lat is None:
             break
         alike, on, beyond = _on_lattice(cells, lat, params)
-        if beyond < PATCH_CELLS_BEYOND and (lines is None or not _lines_run_on(lines, lat)):
+        if (
+            beyond < PATCH_CELLS_BEYOND
+            and (lines is None or not _lines_run_on(lines, lat))
+            and (view is None or _window_in_view(lat, view))
+        ):
             return lat
         # (All of the larger grid's cells, also those that perspective or a bent mat puts off the
         # lattice's places: its other windows would be its patches too.)
@@ -245,7 +257,9 @@ def _find_lattice(cells: _Cells, params: DetectorParams, lines: np.ndarray | Non
     if lat is None:
         return None
     _alike, _on, beyond = _on_lattice(cells, lat, params)
-    return lat if beyond < PATCH_CELLS_BEYOND and not _lines_run_on(lines, lat) else None
+    if beyond >= PATCH_CELLS_BEYOND or _lines_run_on(lines, lat):
+        return None
+    return lat if view is None or _window_in_view(lat, view) else None
 
 
 def _subset(cells: _Cells, keep: np.ndarray) -> _Cells:
@@ -262,6 +276,17 @@ def _lattice_frame(lat: _Lattice) -> tuple[np.ndarray, np.ndarray]:
     rad = math.radians(lat.angle)
     axes = np.array([[math.cos(rad), -math.sin(rad)], [math.sin(rad), math.cos(rad)]]) * lat.pitch
     return axes, np.mean(lat.centers - lat.colrow @ axes, axis=0)
+
+
+#: the outer corners of a window, as places of its lattice (its cells at 0..2, its outer lines half a
+#: place beyond them).
+_WINDOW_CORNERS: Final = np.array([[-0.5, -0.5], [2.5, -0.5], [2.5, 2.5], [-0.5, 2.5]])
+
+
+def _window_in_view(lat: _Lattice, view: tuple[float, float, float, float]) -> bool:
+    """Whether ``lat``'s window lies within ``view`` (see :func:`.geometry.in_view`)."""
+    axes, origin = _lattice_frame(lat)
+    return in_view(origin + _WINDOW_CORNERS @ axes, lat.pitch, view)
 
 
 def _on_lattice(cells: _Cells, lat: _Lattice, params: DetectorParams) -> tuple[np.ndarray, np.ndarray, int]:
@@ -446,9 +471,12 @@ def _locate(
     short = min(img.shape)
     win = _odd(params.window_frac * short)
     origin = np.zeros(2)
+    rows, cols = img.shape
+    view = (0.0, 0.0, cols - 1.0, rows - 1.0)  # the whole image, in the pixels the cells are found in
     if within is not None:
         x0, y0, x1, y1 = within
         img, origin = img[y0:y1, x0:x1], np.array([x0, y0], dtype=np.float64)
+        view = (-x0, -y0, cols - 1.0 - x0, rows - 1.0 - y0)
     mean = cv2.blur(img, (win, win))
     c = max(params.line_noise_k * sigma, params.line_min_frac * spread)
     kernel = np.ones((2 * dilation + 1, 2 * dilation + 1), np.uint8)
@@ -460,7 +488,7 @@ def _locate(
     ):
         _, lines = cv2.threshold(diff, c, 255, cv2.THRESH_BINARY)
         lines = cv2.dilate(lines, kernel)
-        lat = _find_lattice(_cell_candidates(lines, params, short), params, lines)
+        lat = _find_lattice(_cell_candidates(lines, params, short), params, lines, view)
         if lat is None or len(lat.centers) < params.min_cells:
             continue
         lat.centers = (lat.centers + origin) / scale

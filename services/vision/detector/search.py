@@ -18,6 +18,7 @@ from .across import _lying_across
 from .cells import _fit_homography, _Lattice, _locate
 from .comb import _comb_search
 from .geometry import (
+    CANONICAL_CORNERS,
     GRID_SQUARES,
     SQUARE_CENTRES,
     _apply_h,
@@ -26,6 +27,7 @@ from .geometry import (
     _odd,
     _quarter_turn,
     homography_of,
+    in_view,
     pitch_of,
     pose_from_homography,
 )
@@ -235,6 +237,15 @@ def _best_candidate(
     return best
 
 
+def _in_view(im: _Image, h: np.ndarray) -> bool:
+    """Whether the grid ``h`` (image to canonical) places lies in the image (see
+    :func:`.geometry.in_view`)."""
+    corners = _apply_h(np.linalg.inv(h), CANONICAL_CORNERS)
+    side = float(np.hypot(*(np.roll(corners, -1, axis=0) - corners).T).mean()) / GRID_SQUARES
+    rows, cols = im.gray.shape
+    return in_view(corners, side, (0.0, 0.0, cols - 1.0, rows - 1.0))
+
+
 def _onto_lines(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> np.ndarray:
     """``h`` corrected onto the grid lines near where it puts them (:func:`.lines._fit_lines`, at the polarity
     seen there and a typical line width), or ``h`` itself when they are not found."""
@@ -308,6 +319,12 @@ def _search(
         return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
     if det.occluded and prior is None:
         det = _onto_the_board(im, det, h, polarity, half_width, p)
+    if prior is None and det.pose is not None and not _in_view(im, homography_of(det.pose)):
+        # The camera sees the whole board: a grid reaching out of the image is something else (a window
+        # of a cutting mat's grid cut by its edge, a table's grain), and the board is looked for in the
+        # other views. (Checked on the pose read, not on the candidates: a candidate a square off the
+        # board is brought onto it when read.)
+        return _found_elsewhere(im, p, t0, in_relief)
     if det.occlusion >= 1.0 and prior is None and im.bgr is not None:
         # Not a line of the grid found shows when its squares are read: it was something else straight
         # and periodic (a lined sheet beside the board), while the board's own lines differ from its
@@ -360,6 +377,15 @@ def _onto_the_board(
 def _from_cells(lat: _Lattice) -> tuple[np.ndarray, float, int]:
     """A lattice of cells as a grid candidate for :func:`_best_candidate`: (homography, pitch, cells)."""
     return _fit_homography(lat), lat.pitch, len(lat.centers)
+
+
+def _found_elsewhere(im: _Image, p: DetectorParams, t0: float, in_relief: bool) -> Detection:
+    """The board found in the image's brightest channel or (``in_relief``) in its relief, or no board:
+    what the search does when the grey image's grid is not the board."""
+    there = _in_the_brightest(im, p, t0) if im.bgr is not None else None
+    if there is None and in_relief:
+        there = _in_relief(im, p, t0)
+    return there or Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
 
 
 def _in_the_brightest(im: _Image, p: DetectorParams, t0: float) -> Detection | None:
