@@ -23,6 +23,7 @@ from dataclasses import replace
 
 import cv2
 import numpy as np
+import pytest
 
 from services.vision.detector import detect
 from services.vision.detector.cells import _cell_candidates, _Cells, _find_lattice, _Lattice, _lines_run_on
@@ -33,6 +34,7 @@ from services.vision.detector.model import DetectorParams
 from .looks import contest_scene, on_cutting_mat
 from .synth import Scene, draw
 from .test_sweep import rotate_board
+from .tuning_frames import read_tuning_frame
 
 PARAMS = DetectorParams()
 
@@ -231,3 +233,25 @@ def test_boards_on_cutting_mats_are_read() -> None:
         right += 9 - len(wrong) - det.board.count("?")
         total += 9
     assert right / total >= 0.95
+
+
+def test_a_window_knows_the_cells_of_its_lattice_beyond_it() -> None:
+    # A board's nine cells, and two cells of its lattice beyond its right side (too few for a patch).
+    board = _grid_cells((320.0, 240.0), 50.0, 0.0, 3)
+    beyond = [((320.0 + 100.0, 240.0 + dy), 45.0, 0.0) for dy in (-50.0, 0.0)]
+    lattice = _find_lattice(_cells(board + beyond), PARAMS)
+    assert lattice is not None and lattice.beyond == 2
+    alone = _find_lattice(_cells(board), PARAMS)
+    assert alone is not None and alone.beyond == 0
+
+
+@pytest.mark.parametrize("index", [(3, 24), (2, 20)])
+def test_a_mat_s_window_with_cells_beyond_it_is_checked_on_its_lines(index: tuple[int, int]) -> None:
+    """The gridded set (written apart): a window of a mat's grid of the board's own pitch, its lines
+    broken in the cells' mask (no side showed them going on there) but cells of its lattice beyond it,
+    was read as the board, every square bare at >= 0.9. Such a window's lines are looked for beyond it
+    in the image, as the comb's grids' are (search._best_candidate): gridded +9 squares right, wrong at
+    >= 0.9 8 -> 2 over the tuning sets and the gridded set, no frame of the tuning sets read worse."""
+    seed, frame = index
+    det, truth = read_tuning_frame("gridded", seed, frame)
+    assert det.board == truth

@@ -157,6 +157,9 @@ class _Lattice:
     side: float
     #: the image reduction the lattice was found at (working pixels per image pixel).
     scale: float = 1.0
+    #: the places beyond its window that hold cells of its lattice (a board's window has none, as a
+    #: rule; fewer than ``PATCH_CELLS_BEYOND``, or it is set aside as a patch).
+    beyond: int = 0
 
 
 #: a lattice position near an anchor cell (column and row steps from it) -> (residual, cell index, cells
@@ -241,6 +244,7 @@ def _find_lattice(
             and (lines is None or not _lines_run_on(lines, lat))
             and (view is None or _window_in_view(lat, view))
         ):
+            lat.beyond = beyond
             return lat
         # (All of the larger grid's cells, also those that perspective or a bent mat puts off the
         # lattice's places: its other windows would be its patches too.)
@@ -259,6 +263,7 @@ def _find_lattice(
     _alike, _on, beyond = _on_lattice(cells, lat, params)
     if beyond >= PATCH_CELLS_BEYOND or _lines_run_on(lines, lat):
         return None
+    lat.beyond = beyond
     return lat if view is None or _window_in_view(lat, view) else None
 
 

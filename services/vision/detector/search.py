@@ -178,10 +178,11 @@ _Candidate = tuple[float, np.ndarray, Polarity, float, int, float]
 
 
 def _best_candidate(
-    im: _Image, candidates: list[tuple[np.ndarray, float, int]], p: DetectorParams
+    im: _Image, candidates: list[tuple[np.ndarray, float, int]], p: DetectorParams, patchy: bool = False
 ) -> _Candidate | None:
     """The grid candidates (homography, pitch, cells) checked and refined on the lines; the best one,
-    or None when none is a grid."""
+    or None when none is a grid. ``patchy``: the cells' window has cells of its lattice beyond it, and
+    its lines are looked for beyond it in the image as the comb's grids' are."""
     best: _Candidate | None = None
     best_clear = 0.0
     for h, pitch, cells in candidates:
@@ -218,8 +219,13 @@ def _best_candidate(
                 break
             refined = (h, fit.seen)
             h, seen = fit.h, fit.seen
-        if cells == 0 and _grid_runs_on(im, h, pitch, polarity):
-            continue  # a window of a larger grid (a cutting mat's), not the board
+        if (cells == 0 or patchy) and _grid_runs_on(im, h, pitch, polarity):
+            # A window of a larger grid (a cutting mat's), not the board. The cells' windows were set
+            # aside by their lines in the mask (cells._lines_run_on), yet a mat's window whose lines the
+            # mask breaks (its faint minor lines, a frame's edge) still shows them going on in the image:
+            # looked for where the window has cells of its lattice beyond it (a board's, as a rule, has
+            # none; the look costs 0.6 ms, which every frame would pay).
+            continue
         # The comb's grid replaces the cells' only when its lines are clearly better seen, unless the
         # cells' window did not look like a grid itself (cells on the plate between large pieces can be
         # taken a row off, and the window then reaches off the board).
@@ -278,7 +284,7 @@ def _search(
     if found is None or len(found[0].centers) < COMB_BELOW_CELLS:
         combs = _comb_search(im, p)
         candidates += [(h, pitch, 0) for h, pitch in combs.square]
-    best = _best_candidate(im, candidates, p)
+    best = _best_candidate(im, candidates, p, patchy=found is not None and found[0].beyond > 0)
     if best is None and prior is None and im.scale != 1.0:
         # Lines a pixel wide vanish at half resolution, where the comb looked: look again at full size.
         # Only while no board is known (a tracked board has its prior): it costs a few tens of ms.
@@ -293,7 +299,7 @@ def _search(
         # than a pixel between cells: the line masks closed wider, at full size.
         wide = _locate(im.gray, 1.0, im.sigma, im.spread, p, None, dilation=WIDE_DILATION_PX)
         if wide is not None:
-            best = _best_candidate(im, [_from_cells(wide[0])], p)
+            best = _best_candidate(im, [_from_cells(wide[0])], p, patchy=wide[0].beyond > 0)
     in_perspective = False
     if best is None and prior is None:
         # A board seen in perspective, its cells broken by pieces: its two sets of lines are neither
