@@ -18,7 +18,6 @@ from .across import _lying_across
 from .cells import _fit_homography, _Lattice, _locate
 from .comb import _comb_search
 from .geometry import (
-    CANONICAL_CORNERS,
     GRID_SQUARES,
     SQUARE_CENTRES,
     _apply_h,
@@ -243,13 +242,11 @@ def _best_candidate(
     return best
 
 
-def _in_view(im: _Image, h: np.ndarray) -> bool:
-    """Whether the grid ``h`` (image to canonical) places lies in the image (see
-    :func:`.geometry.in_view`)."""
-    corners = _apply_h(np.linalg.inv(h), CANONICAL_CORNERS)
-    side = float(np.hypot(*(np.roll(corners, -1, axis=0) - corners).T).mean()) / GRID_SQUARES
+def _in_view(im: _Image, pose: BoardPose) -> bool:
+    """Whether the grid of ``pose`` lies in the image (see :func:`.geometry.in_view`)."""
     rows, cols = im.gray.shape
-    return in_view(corners, side, (0.0, 0.0, cols - 1.0, rows - 1.0))
+    corners = [(p.x, p.y) for p in pose.corners_px]
+    return in_view(corners, pitch_of(pose), (0.0, 0.0, cols - 1.0, rows - 1.0))
 
 
 def _onto_lines(im: _Image, h: np.ndarray, pitch: float, p: DetectorParams) -> np.ndarray:
@@ -325,7 +322,7 @@ def _search(
         return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
     if det.occluded and prior is None:
         det = _onto_the_board(im, det, h, polarity, half_width, p)
-    if prior is None and det.pose is not None and not _in_view(im, homography_of(det.pose)):
+    if prior is None and det.pose is not None and not _in_view(im, det.pose):
         # The camera sees the whole board: a grid reaching out of the image is something else (a window
         # of a cutting mat's grid cut by its edge, a table's grain), and the board is looked for in the
         # other views. (Checked on the pose read, not on the candidates: a candidate a square off the
