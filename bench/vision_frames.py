@@ -10,14 +10,15 @@ its report is run once a change is kept (``bench/vision.py``), never to choose o
     .venv/bin/python bench/vision_frames.py summary OUT.json
     .venv/bin/python bench/vision_frames.py compare BEFORE.json AFTER.json
 
-``record`` writes one record per frame (generator, seed, index, whether it is occluded, whether a board
-was found, whether the detection is occluded, the board read, the truth as the detection numbers the
-squares, each square's confidence) and prints the summary: per generator, the squares of clear frames
-right, unknown and wrong (and wrong with confidence >= 0.9), the clear frames passed wrong (found, not
-occluded, no square unknown, and wrong: what a stability window would take), flagged and without a
-board, and the occluded frames read as a clear board (and how many of those were read right all the
-same). ``compare`` lists the frames whose reading changed between two records, with the squares right
-before and after.
+``record`` writes one record per frame (generator, seed, index, whether it is occluded, whether a board was
+found, whether the detection is occluded, the board read, the truth as the detection numbers the squares, each
+square's confidence, the detection's problem) and prints the summary: per generator, the squares of clear
+frames right, unknown and wrong (and wrong with confidence >= 0.9), the clear frames passed wrong (what a
+stability window would take: found, not occluded, no square unknown, not overexposed, and wrong), flagged,
+overexposed (a square read bare on a clipped plate: the device lowers its exposure and waits,
+``services.vision.exposure``) and without a board, and the occluded frames read as a clear board (and how many
+of those were read right all the same). ``compare`` lists the frames whose reading changed between two
+records, with the squares right before and after.
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ def _records(job: tuple[str, int, int, int]) -> list[Record]:
                 "occluded": bool(sample.occluded),
                 "found": bool(det.found),
                 "flagged": bool(det.occluded),
+                "problem": det.problem,
                 "read": det.board,
                 "truth": _rotate(sample.board, turns),
                 "confidence": [round(float(s.confidence), 3) for s in det.squares],
@@ -98,8 +100,12 @@ def record(sets: list[str], frames: int, jobs: int) -> list[Record]:
 
 
 def _read_clear(r: Record) -> bool:
-    """Whether the frame was taken as a clear board: found, not occluded, no square unknown."""
-    return bool(r["found"]) and not r["flagged"] and "?" not in r["read"]
+    """Whether the frame was taken as a clear board, as the stability filter takes one: found, not
+    occluded, no square unknown, not a frame it waits out (an overexposed one, while the exposure is
+    lowered: :data:`services.vision.tracker.WAITING`)."""
+    from services.vision.tracker import StabilityFilter
+
+    return StabilityFilter.usable(bool(r["found"]), r["read"], bool(r["flagged"]), r.get("problem", ""))
 
 
 def tally(records: Iterable[Record]) -> tuple[Counter[str], Counter[str]]:
@@ -117,6 +123,7 @@ def tally(records: Iterable[Record]) -> tuple[Counter[str], Counter[str]]:
         c["clear"] += 1
         c["not found"] += not r["found"]
         c["flagged"] += r["found"] and r["flagged"]
+        c["overexposed"] += r.get("problem") == "overexposed"
         c["passed wrong"] += _read_clear(r) and r["read"] != r["truth"]
         for k, (read, truth) in enumerate(zip(r["read"], r["truth"], strict=True)):
             c["squares"] += 1
@@ -141,6 +148,7 @@ def summary(records: list[Record]) -> str:
             f"{generator:14} squares right {c['right']}/{c['squares']} ({share:.2%})"
             f" unknown {c['unknown']} wrong {c['wrong']} (>= {SURE}: {c['wrong sure']});"
             f" clear frames: passed wrong {c['passed wrong']}, flagged {c['flagged']},"
+            f" overexposed {c['overexposed']},"
             f" not found {c['not found']} of {c['clear']};"
             f" occluded read clear {c['occluded read clear']} of {c['occluded']}"
             f" ({c['occluded read clear, right']} of them right);"

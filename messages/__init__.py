@@ -7,7 +7,7 @@ bus; boards are 9-character strings ("X" black, "O" white, "." empty, "?" unknow
 from .actuator import ActuatorCommand, ActuatorEvent, ActuatorPosition
 from .ai import MoveReply, MoveRequest
 from .base import Colour, Message, Point, SquareState
-from .camera import CameraFrame
+from .camera import CameraControl, CameraFrame
 from .envelope import (
     DecodeError,
     Envelope,
@@ -50,6 +50,7 @@ __all__ = [
     "BoardPose",
     "ButtonLevel",
     "ButtonPress",
+    "CameraControl",
     "CameraFrame",
     "Channel",
     "Colour",

@@ -1,4 +1,4 @@
-"""Camera frames: raw pixels, newest-wins on the bus."""
+"""Camera frames (raw pixels, newest-wins on the bus) and what vision asks of the camera."""
 
 from __future__ import annotations
 
@@ -18,3 +18,11 @@ class CameraFrame(Message, frozen=True):
     capture_ns: int = 0
     #: where it came from: "sim", "/dev/video0", a file path or URL.
     source: str = ""
+
+
+class CameraControl(Message, frozen=True):
+    """Vision's request to the camera that publishes ``camera.frame`` (the simulated one): expose at
+    ``exposure`` times its configured exposure (1.0: as configured). Vision meters on the board and lowers
+    the exposure while the board's plate is clipped (see :mod:`services.vision.exposure`)."""
+
+    exposure: float = 1.0

@@ -13,7 +13,7 @@ from typing import NamedTuple
 from .actuator import ActuatorCommand, ActuatorEvent, ActuatorPosition
 from .ai import MoveReply, MoveRequest
 from .base import Message
-from .camera import CameraFrame
+from .camera import CameraControl, CameraFrame
 from .operator import OperatorCommand, OperatorReply
 from .panel import ButtonPress, PanelState
 from .referee import GameState
@@ -41,6 +41,8 @@ class Topic(NamedTuple):
 
 TOPICS: dict[str, Topic] = {
     "camera.frame": Topic(CameraFrame, rate_hz=30.0, channel=Channel.FRAME, logged=False),
+    #: vision's exposure requests to the simulated camera (a real one is set through its driver).
+    "camera.control": Topic(CameraControl),
     "vision.board": Topic(BoardObservation, rate_hz=30.0),
     "vision.stable": Topic(BoardObservation),
     #: the frames vision reads from its own camera (hardware: a device, a video file or a URL), passed on

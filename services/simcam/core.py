@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 #: frame k of a stream with configured seed s is rendered with seed s * _SEED_STRIDE + k.
 _SEED_STRIDE: Final = 1_000_003
 SOURCE: Final = "sim"
+#: the most a camera control may raise the exposure (the renderer's gain tops out at twice).
+MAX_EXPOSURE_FACTOR: Final = 4.0
 
 
 class FrameClock:
@@ -77,6 +79,9 @@ class FrameMaker:
     ) -> None:
         self.camera = camera
         self.clock = clock
+        self.table = table
+        #: the configured look; :meth:`set_exposure` scales its exposure.
+        self.style = style
         self.renderer: Renderer = renderer_for(camera, table, style)
         self.seed = seed
         self.frame_id = 0
@@ -85,6 +90,16 @@ class FrameMaker:
     def from_config(cls, config: Config) -> FrameMaker:
         camera = CameraModel.from_config(config.simcam, config.table)
         return cls(camera, config.table, style_from_config(config.simcam), config.simcam.seed)
+
+    def set_exposure(self, factor: float) -> None:
+        """Render from now on at ``factor`` times the configured exposure (a camera's exposure control).
+
+        :raises ValueError: for a factor that is not positive and finite, or above ``MAX_EXPOSURE_FACTOR``.
+        """
+        if not (math.isfinite(factor) and 0.0 < factor <= MAX_EXPOSURE_FACTOR):
+            raise ValueError(f"exposure factor {factor!r}: expected a number in (0, {MAX_EXPOSURE_FACTOR}]")
+        style = self.style.replace(exposure=self.style.exposure * factor)
+        self.renderer = renderer_for(self.camera, self.table, style)
 
     def seed_of(self, frame_id: int) -> int:
         return self.seed * _SEED_STRIDE + frame_id

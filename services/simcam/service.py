@@ -1,7 +1,7 @@
-"""The simcam process: subscribes to sim.world (keeps the newest), renders it at ``simcam.fps`` in real
-time and publishes ``camera.frame``. No frames are published before the first world arrives (there is
-nothing to show). A frame that takes longer than a period makes the clock skip ticks instead of queueing
-them; the heartbeat reports the achieved rate and the skipped ticks."""
+"""The simcam process: subscribes to sim.world (keeps the newest), renders it at ``simcam.fps`` in real time
+and publishes ``camera.frame``, exposed as vision asks on ``camera.control``. No frames are published before
+the first world arrives (there is nothing to show). A frame that takes longer than a period makes the clock
+skip ticks instead of queueing them; the heartbeat reports the achieved rate and the skipped ticks."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import asyncio
 import time
 from typing import Any, Final
 
-from messages import CameraFrame, WorldState
+from messages import CameraControl, CameraFrame, WorldState
 from services.common.config import Config
 from services.common.log import RateLimiter
 from services.common.shell import Service
@@ -39,14 +39,31 @@ class SimCamService(Service):
         self.failures = 0
         self.have_world = asyncio.Event()
         self.published = 0
+        #: exposure requests dropped as out of range
+        self.bad_controls = 0
 
     async def _listen(self) -> None:
-        sub = self.subscribe(["sim.world"])
+        sub = self.subscribe(["sim.world", "camera.control"])
         while True:
             env = await sub.recv()
-            if env is not None and isinstance(env.message, WorldState):
+            if env is None:
+                continue
+            if isinstance(env.message, WorldState):
                 self.world = env.message
                 self.have_world.set()
+            elif isinstance(env.message, CameraControl):
+                await self._expose(env.message.exposure)
+
+    async def _expose(self, factor: float) -> None:
+        """Vision's exposure request (``camera.control``): the next frames at ``factor`` times the
+        configured exposure. A request out of range is logged and dropped."""
+        try:
+            await asyncio.to_thread(self.maker.set_exposure, factor)
+        except ValueError as exc:
+            self.bad_controls += 1
+            self.log.warning("exposure request dropped", error=str(exc))
+            return
+        self.log.info("exposure", factor=round(factor, 3))
 
     async def _render(self, world: WorldState | None) -> CameraFrame | None:
         """The frame of ``world``; of the last good world when this one cannot be drawn (logged, and the

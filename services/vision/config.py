@@ -33,3 +33,6 @@ class VisionConfig(Section):
     lost_frames: int = 30
     #: two anomaly frames of the same kind are saved at least this many seconds apart.
     anomaly_min_interval_s: float = 5.0
+    #: lower the camera's exposure while the board's plate is clipped (services.vision.exposure); frames
+    #: that show a square bare on a clipped plate wait for it. False: read every frame as it comes.
+    meter_on_board: bool = True

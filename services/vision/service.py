@@ -9,6 +9,9 @@ observations out.
   restarted referee learns it.
 - ``vision.frame``: on hardware (a camera, a video file or a URL, not the bus), every frame read, as it
   was read, for viewers such as the console (dropped at the publisher while nobody subscribes).
+- ``camera.control``: on the simulator, the exposure vision asks of the camera: it meters on the board and
+  lowers the exposure while the plate is clipped (:mod:`.exposure`; a camera of its own is set through
+  its driver).
 - On an anomaly (a stable reading that disagrees with the referee's board while it waits, or a lost
   board) the annotated frame is saved under ``vision.anomaly_dir`` (at most ``anomaly_max_files``).
 
@@ -24,7 +27,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from messages import BoardObservation, CameraFrame, GameState
+from messages import BoardObservation, CameraControl, CameraFrame, GameState
 from services.common.config import Config
 from services.common.log import RateLimiter
 from services.common.shell import Service
@@ -98,6 +101,23 @@ class VisionService(Service):
         self.anomalies_saved += 1
         self.log.warning("anomaly", kind=anomaly.kind, detail=anomaly.detail, saved=str(path))
 
+    async def _ask_camera(self, request: CameraControl) -> None:
+        await self.pub.publish("camera.control", request)
+
+    async def _meter(self, source: FrameSource, factor: float, plate_top: float) -> None:
+        """Apply the exposure the core asks for (:mod:`.exposure`); a source that cannot is not asked
+        again, and frames of a clipped plate are then read as they come."""
+        before = self.core.exposure.factor
+        if await source.set_exposure(factor):
+            self.log.info("exposure", factor=round(factor, 3), plate_was=round(plate_top, 1))
+            return
+        self.core.exposure.controllable = False
+        self.log.warning(
+            "the camera's exposure cannot be changed: a white piece on a clipped plate may be missed",
+            source=source.name,
+            factor_was=round(before, 3),
+        )
+
     async def _pass_on(self, frame: Any) -> None:
         """Publish a frame read from our own camera on ``vision.frame`` for viewers (the console); the
         bus drops it at the publisher while nobody subscribes."""
@@ -117,7 +137,7 @@ class VisionService(Service):
     async def run(self) -> None:
         if self.source is None:
             try:
-                self.source = open_source(self.config.camera, self.subscribe)
+                self.source = open_source(self.config.camera, self.subscribe, self._ask_camera)
             except SourceError as exc:
                 self.health, self.last_error = "fault", str(exc)
                 raise
@@ -152,6 +172,8 @@ class VisionService(Service):
                     self.core.process, frame.image, frame.frame_id, frame.capture_ns
                 )
                 self.processed += 1
+                if result.exposure is not None:
+                    await self._meter(source, result.exposure, result.detection.extra.get("plate_top", 0.0))
                 await self._handle(result, frame.image, frame.frame_id)
                 now = time.monotonic()
                 if now - reported >= _REPORT_PERIOD_S:

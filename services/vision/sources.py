@@ -9,16 +9,18 @@ Every source is an object with ``async read() -> Frame | None`` (None: the strea
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 import cv2
 import numpy as np
 
-from messages import CameraFrame
+from messages import CameraControl, CameraFrame
 
 from .config import CameraConfig
 
@@ -71,6 +73,11 @@ class FrameSource(ABC):
     def close(self) -> None:  # noqa: B027 (optional for sources that hold nothing)
         """Release the device, file or socket."""
 
+    async def set_exposure(self, factor: float) -> bool:
+        """Expose at ``factor`` times the configured exposure (1.0: as configured, or the camera's own
+        automatic one) from the next frames on; false when this source cannot (a video file)."""
+        return False
+
 
 class OpenCVSource(FrameSource):
     """A camera through ``cv2.VideoCapture``: a device index ("0"), a device path or a stream URL.
@@ -102,6 +109,9 @@ class OpenCVSource(FrameSource):
         if exposure >= 0:
             self._cap.set(cv2.CAP_PROP_AUTO_EXPOSURE, 1)  # V4L2's "manual" mode
             self._cap.set(cv2.CAP_PROP_EXPOSURE, exposure)
+        self._configured_exposure = exposure
+        #: the exposure a factor of 1.0 stands for, in the driver's units (known at the first request).
+        self._base_exposure: float | None = None
         self._count = 0
 
     def _read_blocking(self) -> Frame | None:
@@ -113,6 +123,25 @@ class OpenCVSource(FrameSource):
 
     async def read(self) -> Frame | None:
         return await asyncio.to_thread(self._read_blocking)
+
+    def _set_exposure_blocking(self, factor: float) -> bool:
+        if self._base_exposure is None:
+            # With the camera's own automatic exposure, the one it has settled on is the base, and the
+            # camera is switched to manual to hold what vision asks.
+            configured = self._configured_exposure
+            base = configured if configured >= 0 else float(self._cap.get(cv2.CAP_PROP_EXPOSURE))
+            if base == 0.0 or not math.isfinite(base):
+                return False  # (the driver does not report an exposure: nothing to scale)
+            if configured < 0:
+                self._cap.set(cv2.CAP_PROP_AUTO_EXPOSURE, 1)  # V4L2's "manual" mode
+            self._base_exposure = base
+        base = self._base_exposure
+        # V4L2 counts exposure time in units of 100 us; DirectShow in log2 seconds (negative numbers).
+        value = base * factor if base > 0 else base + math.log2(factor)
+        return bool(self._cap.set(cv2.CAP_PROP_EXPOSURE, value))
+
+    async def set_exposure(self, factor: float) -> bool:
+        return await asyncio.to_thread(self._set_exposure_blocking, factor)
 
     def close(self) -> None:
         self._cap.release()
@@ -143,14 +172,25 @@ class VideoFileSource(OpenCVSource):
             frame = await asyncio.to_thread(self._read_blocking)
         return frame
 
+    async def set_exposure(self, factor: float) -> bool:
+        return False  # (what was recorded stays as it was recorded)
+
 
 class BusSource(FrameSource):
     """Frames of the simulated camera (or any publisher of ``camera.frame``) on the bus. The subscriber
     drains its queue, so each read returns the newest frame waiting."""
 
-    def __init__(self, subscriber: Any, *, timeout_s: float | None = None) -> None:
+    def __init__(
+        self,
+        subscriber: Any,
+        *,
+        timeout_s: float | None = None,
+        control: Callable[[CameraControl], Awaitable[None]] | None = None,
+    ) -> None:
         self.name = "bus:camera.frame"
         self._sub = subscriber
+        #: publishes a request to the camera (``camera.control``), when the source may make one.
+        self._control = control
         self._timeout = timeout_s
         #: frames dropped because their data was malformed.
         self.bad_frames = 0
@@ -173,6 +213,15 @@ class BusSource(FrameSource):
                 continue
             return Frame(image, msg.frame_id, msg.capture_ns or time.monotonic_ns(), msg.source or "sim")
 
+    async def set_exposure(self, factor: float) -> bool:
+        """Ask the publisher of the frames on ``camera.control`` (the simulated camera applies it; a
+        publisher that does not listen leaves the frames as they are, and the exposure control ends at
+        its lowest factor)."""
+        if self._control is None:
+            return False
+        await self._control(CameraControl(exposure=factor))
+        return True
+
     def close(self) -> None:
         self._sub.close()
 
@@ -181,10 +230,15 @@ def is_video_file(spec: str) -> bool:
     return spec.lower().endswith(VIDEO_SUFFIXES) and "://" not in spec
 
 
-def open_source(camera: CameraConfig, subscribe: Any | None = None) -> FrameSource:
+def open_source(
+    camera: CameraConfig,
+    subscribe: Any | None = None,
+    control: Callable[[CameraControl], Awaitable[None]] | None = None,
+) -> FrameSource:
     """The source named by ``camera.source`` (a :class:`CameraConfig`): "sim" (frames on the bus, needs
-    ``subscribe``, a function of topic prefixes returning a Subscriber), a video file, or anything
-    OpenCV opens (device index, device path, URL).
+    ``subscribe``, a function of topic prefixes returning a Subscriber, and takes ``control``, which
+    publishes the camera's requests), a video file, or anything OpenCV opens (device index, device path,
+    URL).
 
     :raises SourceError: when it cannot be opened.
     """
@@ -192,7 +246,7 @@ def open_source(camera: CameraConfig, subscribe: Any | None = None) -> FrameSour
     if spec == "sim":
         if subscribe is None:
             raise SourceError("camera.source 'sim' needs the bus")
-        return BusSource(subscribe(["camera.frame"]), timeout_s=1.0)
+        return BusSource(subscribe(["camera.frame"]), timeout_s=1.0, control=control)
     if is_video_file(spec):
         return VideoFileSource(spec)
     return OpenCVSource(

@@ -19,10 +19,14 @@ import numpy as np
 from messages import BoardObservation, BoardPose
 
 from .detector import Detection, DetectorParams, Polarity, detect, keep_numbering, read_board, track
+from .exposure import ExposureControl
 
 #: a frame read at the prior pose that sees no grid line at all this many times in a row: the board is
 #: gone (moved out of view or taken away), the prior is dropped.
 LOST_AFTER_FRAMES: Final = 15
+#: the problems a frame waits out rather than join a stability window with (a pose that jumped; a plate
+#: clipped where a square was read bare, while the exposure is lowered).
+WAITING: Final = ("jump", "overexposed")
 
 #: a frame is the same picture as the one last read when, shrunk by ``THUMB_SHRINK`` each way (which
 #: averages sensor noise down), at most ``UNCHANGED_MAX_PIXELS`` of its pixels differ from that one's by
@@ -274,7 +278,10 @@ class StabilityFilter:
 
     @staticmethod
     def usable(found: bool, board: str, occluded: bool, problem: str = "") -> bool:
-        return found and not occluded and "?" not in board and len(board) == 9 and problem != "jump"
+        """A frame that may join a window: found, uncovered, every square read, the pose not jumped and
+        the plate not clipped where a square was read bare (a white piece may hide there: the exposure
+        is being lowered, :mod:`.exposure`)."""
+        return found and not occluded and "?" not in board and len(board) == 9 and problem not in WAITING
 
     def update(
         self, found: bool, board: str, occluded: bool, problem: str = "", capture_ns: int = 0
@@ -311,6 +318,8 @@ class CoreResult:
     #: the board is stable and unchanged, but it was moved or turned since the last stable reading that
     #: was published (task 3: the operator turns the board): publish the stable reading again.
     moved: bool = False
+    #: the exposure factor to ask of the camera from now on (:class:`.exposure.ExposureControl`), or None.
+    exposure: float | None = None
 
 
 class VisionCore:
@@ -325,11 +334,14 @@ class VisionCore:
         jump_deg: float = 5.0,
         jump_frames: int = 5,
         timer: Callable[[], float] = time.perf_counter,
+        meter_on_board: bool = True,
     ) -> None:
         self.tracker = PoseTracker(
             params, jump_px=jump_px, jump_deg=jump_deg, jump_frames=jump_frames, timer=timer
         )
         self.filter = StabilityFilter(stable_frames)
+        #: the exposure metered on the board (the service applies what it asks, or says it cannot).
+        self.exposure = ExposureControl(controllable=meter_on_board)
         #: the last stable observation (re-published at 1 Hz), None before the first.
         self.stable_observation: BoardObservation | None = None
         #: the pose of the last stable reading announced (published on change or after a move).
@@ -342,6 +354,7 @@ class VisionCore:
             jump_px=vision.jump_px,  # type: ignore[attr-defined]
             jump_deg=vision.jump_deg,  # type: ignore[attr-defined]
             jump_frames=vision.jump_frames,  # type: ignore[attr-defined]
+            meter_on_board=vision.meter_on_board,  # type: ignore[attr-defined]
         )
 
     def process(self, image: np.ndarray, frame_id: int, capture_ns: int = 0) -> CoreResult:
@@ -350,7 +363,10 @@ class VisionCore:
         ``window_start_ns`` says when that window's first frame was captured (``capture_ns`` is its
         last), so a consumer can accept the first frame after some moment without a new window."""
         det = self.tracker.process(image)
-        step = self.filter.update(det.found, det.board, det.occluded, det.problem, capture_ns)
+        exposure = self.exposure.update(det)
+        # An overexposed frame waits while a lower exposure can still help; then it is read as it is.
+        problem = "" if det.problem == "overexposed" and not self.exposure.can_lower else det.problem
+        step = self.filter.update(det.found, det.board, det.occluded, problem, capture_ns)
         obs = det.to_observation(frame_id, capture_ns=capture_ns)
         obs = _with(obs, stable=step.stable, agreeing_frames=step.agreeing, window_start_ns=step.since_ns)
         moved = False
@@ -361,7 +377,7 @@ class VisionCore:
             if step.changed or moved:
                 self._announced_pose = obs.pose
             self.stable_observation = obs
-        return CoreResult(obs, step.changed, det, moved=moved)
+        return CoreResult(obs, step.changed, det, moved=moved, exposure=exposure)
 
 
 #: a stable board whose centre moved more than this (pixels) or turned more than this (degrees) since the

@@ -13,6 +13,7 @@ _POSE = m.BoardPose(
 
 SAMPLES: dict[str, m.Message] = {
     "CameraFrame": m.CameraFrame(frame_id=3, width=2, height=1, data=b"\x01\x02\x03\x04\x05\x06"),
+    "CameraControl": m.CameraControl(exposure=0.8),
     "BoardObservation": m.BoardObservation(
         frame_id=3,
         found=True,

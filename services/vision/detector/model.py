@@ -144,7 +144,8 @@ class Detection:
     cells: int = 0
     #: board pitch in image pixels (mean side of a square, lines included).
     pitch_px: float = 0.0
-    #: "" or a short word: "no-board", "occluded", "low-confidence", "prior".
+    #: "" or a short word: "no-board", "occluded", "low-confidence", "prior", "overexposed" (a square read
+    #: bare on a plate at the camera's ceiling, where a white piece may hide: see ``extra["plate_top"]``).
     problem: str = ""
     processing_ms: float = 0.0
     #: the grid's line contrast in grey levels (signed: positive for light lines).

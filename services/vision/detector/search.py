@@ -142,6 +142,14 @@ DOUBTFUL_GRID_CONFIDENCE: Final = 0.85
 SHADED_CONFIDENCE: Final = 0.85
 #: ...and so is every square of a board read with a lamp's glare taken out (:func:`.glare.glare_light`).
 UNGLARED_CONFIDENCE: Final = 0.85
+#: a plate this bright (grey level, as the square reader measures it around a square) is at the camera's
+#: ceiling: a white piece there is clipped to the plate's tone, and only its shadow may show. A frame with
+#: a square read bare on such a plate is "overexposed" (:func:`_exposure_checked`): the service lowers
+#: the exposure and waits rather than take it (:mod:`services.vision.exposure`). (The tuning sets' clear
+#: frames: white pieces read bare where the plate stood at 250 or above, 39 of 1,203 squares read bare
+#: there, 3.2 %; at 230-249, 6 of 2,360; below 230, 49 of 24,260, 0.2 %. In the simulator, a white
+#: plate at 1.7 times its exposure hid 64 of 81 white pieces, every square read bare at 0.85.)
+CLIPPED_PLATE_LEVEL: Final = 250.0
 #: dark lines are taken at least this share of the plate's grey below it, as the dark end of the scale
 #: pieces are told black or white on: a groove's walls (one in shade, one lit), or a line a pixel wide,
 #: average close to the plate's grey, and a white piece a little darker than a white plate then reads
@@ -168,7 +176,17 @@ def detect(
     """
     t0 = time.perf_counter()
     p = params or DEFAULT_PARAMS
-    return _search(_prepare_image(image), p, prior, t0)
+    return _exposure_checked(_search(_prepare_image(image), p, prior, t0))
+
+
+def _exposure_checked(det: Detection) -> Detection:
+    """``det``, its ``problem`` "overexposed" when it has none else and a square was read bare on a plate
+    at the camera's ceiling (``CLIPPED_PLATE_LEVEL``): a white piece may lie there unseen. Set last, on
+    what :func:`detect`, :func:`track` and :func:`read_board` return, so that no step of the search
+    treats it as a reading gone wrong (the squares are read as well as the image allows)."""
+    if det.found and not det.problem and det.extra.get("clipped_bare", 0.0) > 0:
+        return replace(det, problem="overexposed")
+    return det
 
 
 #: a grid candidate checked on its lines: (share of line segments seen, homography, polarity, half line
@@ -497,13 +515,15 @@ def track(
             h2, pose = _normalise_turn(h2)
         det = _read_in_brightest(im, read_at_pose(im, pose, polarity, hw, p, h=h2), hw, p, h=h2)
         if det.line_contrast * sign > 0:
-            return replace(
-                det,
-                pose_source="detected",
-                processing_ms=_ms_since(t0),
-                extra={**det.extra, "half_width": hw, "tracked": 1.0, "track_rms_px": fit.rms_offset},
+            return _exposure_checked(
+                replace(
+                    det,
+                    pose_source="detected",
+                    processing_ms=_ms_since(t0),
+                    extra={**det.extra, "half_width": hw, "tracked": 1.0, "track_rms_px": fit.rms_offset},
+                )
             )
-    return _search(im, p, prior, t0)
+    return _exposure_checked(_search(im, p, prior, t0))
 
 
 def keep_numbering(pose: BoardPose, like: BoardPose) -> BoardPose | None:
@@ -536,7 +556,7 @@ def read_board(image: np.ndarray, pose: BoardPose, params: DetectorParams | None
     p = params or DEFAULT_PARAMS
     im = _prepare_image(image)
     det = _read_in_brightest(im, read_at_pose(im, pose, None, DEFAULT_HALF_WIDTH, p), DEFAULT_HALF_WIDTH, p)
-    return replace(det, pose_source="prior", processing_ms=_ms_since(t0))
+    return _exposure_checked(replace(det, pose_source="prior", processing_ms=_ms_since(t0)))
 
 
 def _read_in_brightest(
@@ -761,6 +781,12 @@ def read_at_pose(
     why["crossed"] = float(crossed.sum())
     why["brightest_gain"] = brightest_gain
     why["lines_hidden"] = frame_hidden
+    # The plate's brightest level, for the service's exposure control, and the squares read bare where it
+    # is clipped (a white piece there may be lost in it).
+    plates = [float(r[5]) if np.isfinite(r[5]) else 0.0 for r in readings]
+    why["plate_top"] = max(plates)
+    clipped = [plate >= CLIPPED_PLATE_LEVEL for plate in plates]
+    why["clipped_bare"] = float(sum(s.state == "empty" and c for s, c in zip(squares, clipped, strict=True)))
     problem = "occluded" if occluded else ("low-confidence" if any_low else "")
     second_reads: list[tuple[Detection, str]] = []
     if gain is not None:
