@@ -109,7 +109,7 @@ PROCESSES: Final[tuple[ProcessSpec, ...]] = (
         name="vision",
         module="services.vision",
         modes=BOTH,
-        publishes=("vision.board", "vision.stable", "vision.frame"),
+        publishes=("vision.board", "vision.stable", "vision.frame", "camera.control"),
         priority=40,
         description="board pose and squares from camera frames",
     ),

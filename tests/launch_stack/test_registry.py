@@ -59,7 +59,12 @@ def test_required_peers_and_lookups() -> None:
     assert peers == processes.required_peers("hardware")
     assert set(peers) == set(default.referee.required_peers) == {"vision", "actuator", "led"}
     assert set(default.referee.required_peers) <= set(processes.BY_NAME) - {"referee"}
-    assert processes.published_by("vision") == ("vision.board", "vision.stable", "vision.frame")
+    assert processes.published_by("vision") == (
+        "vision.board",
+        "vision.stable",
+        "vision.frame",
+        "camera.control",
+    )
     assert processes.publisher_of("camera.frame") == "simcam"
     assert processes.publisher_of("operator.command") is None
     with pytest.raises(UnknownProcessError, match="known processes"):
