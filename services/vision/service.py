@@ -180,6 +180,8 @@ class VisionService(Service):
                     rate = (self.processed - last_count) / (now - reported)
                     obs = result.observation
                     self.detail = f"{rate:.1f} fps, board {obs.board}, {obs.processing_ms:.1f} ms/frame"
+                    if self.core.exposure.factor != 1.0:
+                        self.detail += f", exposure x{self.core.exposure.factor:.2f} (metered on the board)"
                     self.health = "ok" if obs.found else "degraded"
                     reported, last_count = now, self.processed
         finally:

@@ -268,6 +268,10 @@ async def test_over_the_bus_vision_asks_simcam_for_less_light_and_then_reads_the
         assert _count(stable[0].board, "X") == _count(BOARD, "X")
         assert simcam.maker.renderer.style.exposure < OVEREXPOSED
         assert isinstance(vision.source, BusSource)
+        # the heartbeat's detail says the exposure is metered (what `sanzi status` and the console show)
+        while "exposure x" not in vision.detail and time.monotonic() < deadline + DEADLINE_S:
+            await sub.recv(timeout=0.1)
+        assert "metered on the board" in vision.detail
         # a request out of range is dropped, simcam stays up
         while simcam.bad_controls == 0 and time.monotonic() < deadline + DEADLINE_S:
             await pub.publish("camera.control", CameraControl(exposure=-3.0))
