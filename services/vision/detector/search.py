@@ -783,10 +783,12 @@ def read_at_pose(
     why["lines_hidden"] = frame_hidden
     # The plate's brightest level, for the service's exposure control, and the squares read bare where it
     # is clipped (a white piece there may be lost in it).
-    plates = [float(r[5]) if np.isfinite(r[5]) else 0.0 for r in readings]
-    why["plate_top"] = max(plates)
-    clipped = [plate >= CLIPPED_PLATE_LEVEL for plate in plates]
-    why["clipped_bare"] = float(sum(s.state == "empty" and c for s, c in zip(squares, clipped, strict=True)))
+    # (Plain floats: this runs for every pose read, many a frame. A NaN level compares false: left out.)
+    plates = [float(r[5]) for r in readings]
+    why["plate_top"] = max((p for p in plates if p == p), default=0.0)
+    why["clipped_bare"] = float(
+        sum(s.state == "empty" and p >= CLIPPED_PLATE_LEVEL for s, p in zip(squares, plates, strict=True))
+    )
     problem = "occluded" if occluded else ("low-confidence" if any_low else "")
     second_reads: list[tuple[Detection, str]] = []
     if gain is not None:
