@@ -24,7 +24,7 @@ from services.simcam.world import world_from_board
 from services.vision.detector import Detection, detect
 from services.vision.exposure import MIN_FACTOR, SETTLE_FRAMES, STEP_DOWN, ExposureControl
 from services.vision.service import VisionService
-from services.vision.sources import BusSource, OpenCVSource, SourceError, VideoFileSource
+from services.vision.sources import BusSource, Frame, FrameSource, OpenCVSource, SourceError, VideoFileSource
 from services.vision.tracker import StabilityFilter, VisionCore
 
 #: a white plate with dark lines on a dark table: the look a camera metering the whole image clips.
@@ -285,5 +285,52 @@ async def test_over_the_bus_vision_asks_simcam_for_less_light_and_then_reads_the
         pub.close()
         sub.close()
         simcam.close()
+        vision.close()
+        ctx.destroy(linger=0)
+
+
+class _FixedCamera(FrameSource):
+    """A camera whose exposure cannot be changed (a video file, a driver without the control): the
+    simulator's frames of ``world`` at a fixed exposure, at 30 frames a second of capture time."""
+
+    name = "fixed"
+
+    def __init__(self, maker: FrameMaker, world: WorldState) -> None:
+        self.maker, self.world, self.asked = maker, world, 0
+
+    async def read(self) -> Frame | None:
+        await asyncio.sleep(0)  # (yields to the service's other tasks, as a camera's wait would)
+        image = self.maker.image(self.world)
+        return Frame(image, self.maker.frame_id, self.maker.frame_id * 33_000_000, self.name)
+
+    async def set_exposure(self, factor: float) -> bool:
+        self.asked += 1
+        return False
+
+
+async def test_a_camera_that_cannot_change_its_exposure_does_not_stall_the_game(bus: Any) -> None:
+    """The service asks once, hears it cannot, stops waiting on overexposed frames: the board becomes
+    stable (as read: white pieces on a clipped plate may be missing, which the referee then refuses)."""
+    config = msgspec.structs.replace(bus, vision=msgspec.structs.replace(bus.vision, stable_frames=3))
+    camera = _FixedCamera(_maker(OVEREXPOSED), _world())
+    vision = VisionService(config, source=camera)
+    task = asyncio.create_task(vision.run())
+    ctx = zmq.asyncio.Context()
+    sub = Subscriber(ctx, config.bus, ["vision.stable"])
+    try:
+        deadline = time.monotonic() + DEADLINE_S
+        stable = None
+        while stable is None and time.monotonic() < deadline:
+            env = await sub.recv(timeout=0.1)
+            if env is not None and isinstance(env.message, BoardObservation):
+                stable = env.message
+        assert stable is not None, "the board never became stable"
+        assert camera.asked == 1 and not vision.core.exposure.controllable
+        assert stable.problem == "overexposed"  # read as it is, and said so
+        assert not task.done()
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        sub.close()
         vision.close()
         ctx.destroy(linger=0)
