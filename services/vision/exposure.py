@@ -12,7 +12,7 @@ meters on the board the detector found: its plate's brightest level (``Detection
 - When the plate has fallen below ``RAISE_BELOW`` (the light dimmed, or a step overshot) and the exposure
   is below the configured one, it is raised towards ``TARGET_LEVEL``, never above the configured one.
 - After a change, ``SETTLE_FRAMES`` frames pass before the next: a driver applies a new exposure a frame
-  or two late.
+  or two late. Only clear (or clipped) boards are metered: under a hand the plate is the hand.
 
 The factor is relative: 1.0 is the exposure the camera was configured with (or its own automatic one).
 A source applies it as it can (:meth:`services.vision.sources.FrameSource.set_exposure`); one that
@@ -42,6 +42,10 @@ TARGET_LEVEL: Final = 225.0
 MAX_RAISE: Final = 1.25
 #: frames between two changes.
 SETTLE_FRAMES: Final = 3
+#: the detections metered on: a clear board, or one clipped. (Not one covered or unsure: the plate
+#: measured under a hand is the hand, and raising the exposure for it would clip the board again when
+#: the hand leaves, after every move.)
+METERED_ON: Final = ("", "overexposed")
 
 
 @dataclass
@@ -61,12 +65,13 @@ class ExposureControl:
 
     def update(self, det: Detection) -> float | None:
         """The new factor to apply after ``det`` (a frame's detection), or None to keep the current one.
-        Frames without a board, or whose plate was not measured, change nothing."""
+        Frames without a board, whose plate was not measured, or with something over the board or a
+        square unsure (``METERED_ON``), change nothing."""
         if self._settling > 0:
             self._settling -= 1
             return None
         top = det.extra.get("plate_top")
-        if not self.controllable or not det.found or top is None:
+        if not self.controllable or not det.found or top is None or det.problem not in METERED_ON:
             return None
         if top >= CLIPPED_LEVEL and self.can_lower:
             return self._set(max(MIN_FACTOR, self.factor * STEP_DOWN))

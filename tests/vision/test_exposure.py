@@ -80,8 +80,8 @@ def test_the_stability_filter_waits_out_overexposed_frames() -> None:
     assert f.update(True, BOARD, False).stable
 
 
-def _det(top: float | None, found: bool = True) -> Detection:
-    return Detection(found=found, extra={} if top is None else {"plate_top": top})
+def _det(top: float | None, found: bool = True, problem: str = "") -> Detection:
+    return Detection(found=found, extra={} if top is None else {"plate_top": top}, problem=problem)
 
 
 def test_the_exposure_steps_down_while_clipped_settles_between_and_stops_at_its_floor() -> None:
@@ -107,6 +107,10 @@ def test_the_exposure_rises_again_when_the_plate_darkens_but_never_above_the_con
         control.update(_det(120.0))
     assert control.factor == 1.0
     assert ExposureControl().update(_det(100.0)) is None  # at the configured exposure already
+    # a hand over the board is no plate: lowered for a clipped plate, the exposure is not raised for it
+    # (it would clip the plate again when the hand leaves)
+    for problem in ("occluded", "low-confidence", "prior"):
+        assert ExposureControl(factor=0.5).update(_det(120.0, problem=problem)) is None
     assert ExposureControl(factor=0.6).update(_det(220.0)) is None  # within the band: held
 
 
@@ -145,6 +149,26 @@ def test_the_closed_loop_lowers_the_exposure_and_reads_every_white_piece() -> No
     assert results[0].detection.problem == "overexposed"
     assert maker.renderer.style.exposure < OVEREXPOSED * 0.85  # lowered
     assert first_stable < 20
+
+
+def test_a_hand_over_the_metered_board_does_not_undo_the_exposure() -> None:
+    """Lowered for a clipped plate, the exposure stays down while a hand covers the board (its plate
+    level is the hand's), so the board is stable again as soon as the hand leaves, without a new descent."""
+    from messages import HandState
+
+    world = _world()
+    maker = _maker(OVEREXPOSED)
+    core = VisionCore(stable_frames=3)
+    settled = _closed_loop(core, maker, world, 20)
+    assert settled[-1].observation.stable
+    factor = core.exposure.factor
+    hand = msgspec.structs.replace(world, hand=HandState(present=True, x_mm=200.0, y_mm=150.0))
+    covered = _closed_loop(core, maker, hand, 12)
+    assert not any(r.observation.stable for r in covered)
+    assert core.exposure.factor == factor and all(r.exposure is None for r in covered)
+    after = _closed_loop(core, maker, world, 6)
+    assert all(r.exposure is None for r in after)
+    assert any(r.observation.stable for r in after[:4])
 
 
 def test_without_metering_the_clipped_board_is_taken_without_its_white_pieces() -> None:
