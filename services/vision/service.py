@@ -172,6 +172,10 @@ class VisionService(Service):
                     self.core.process, frame.image, frame.frame_id, frame.capture_ns
                 )
                 self.processed += 1
+                if self.processed == 1 and not live and self.core.exposure.controllable:
+                    # The simulated camera outlives us: the exposure an earlier vision asked of it is
+                    # undone, so that it and our controller start from the same (configured) one.
+                    await source.set_exposure(self.core.exposure.factor)
                 if result.exposure is not None:
                     await self._meter(source, result.exposure, result.detection.extra.get("plate_top", 0.0))
                 await self._handle(result, frame.image, frame.frame_id)

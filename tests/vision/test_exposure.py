@@ -263,6 +263,7 @@ async def test_over_the_bus_vision_asks_simcam_for_less_light_and_then_reads_the
     )
     simcam = SimCamService(config)
     simcam.maker = _maker(OVEREXPOSED)
+    simcam.maker.set_exposure(0.5)  # as an earlier vision, since restarted, had asked
     vision = VisionService(config)
     tasks = [asyncio.create_task(simcam.run()), asyncio.create_task(vision.run())]
     ctx = zmq.asyncio.Context()
@@ -287,10 +288,11 @@ async def test_over_the_bus_vision_asks_simcam_for_less_light_and_then_reads_the
             elif isinstance(env.message, BoardObservation):
                 stable.append(env.message)
         assert stable, "no stable reading arrived"
-        assert controls and controls[0] == pytest.approx(STEP_DOWN)
         assert _count(stable[0].board, "O") == _count(BOARD, "O")
         assert _count(stable[0].board, "X") == _count(BOARD, "X")
         assert simcam.maker.renderer.style.exposure < OVEREXPOSED
+        # the first request undid what an earlier vision had asked: the configured exposure
+        assert controls[0] == 1.0 and controls[1] == pytest.approx(STEP_DOWN)
         assert isinstance(vision.source, BusSource)
         # the heartbeat's detail says the exposure is metered (what `sanzi status` and the console show)
         while "exposure x" not in vision.detail and time.monotonic() < deadline + DEADLINE_S:
