@@ -24,6 +24,9 @@ from messages import CameraControl, CameraFrame
 
 from .config import CameraConfig
 
+#: V4L2's exposure modes as OpenCV passes them on: manual, and automatic ("aperture priority").
+V4L2_MANUAL_EXPOSURE: Final = 1
+V4L2_AUTO_EXPOSURE: Final = 3
 #: file name endings read as video files rather than as a camera device path.
 VIDEO_SUFFIXES: Final = (".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg")
 
@@ -107,7 +110,7 @@ class OpenCVSource(FrameSource):
         self._cap.set(cv2.CAP_PROP_FPS, fps)
         self._cap.set(cv2.CAP_PROP_BUFFERSIZE, 1)
         if exposure >= 0:
-            self._cap.set(cv2.CAP_PROP_AUTO_EXPOSURE, 1)  # V4L2's "manual" mode
+            self._cap.set(cv2.CAP_PROP_AUTO_EXPOSURE, V4L2_MANUAL_EXPOSURE)
             self._cap.set(cv2.CAP_PROP_EXPOSURE, exposure)
         self._configured_exposure = exposure
         #: the exposure a factor of 1.0 stands for, in the driver's units (known at the first request).
@@ -133,7 +136,7 @@ class OpenCVSource(FrameSource):
             if base == 0.0 or not math.isfinite(base):
                 return False  # (the driver does not report an exposure: nothing to scale)
             if configured < 0:
-                self._cap.set(cv2.CAP_PROP_AUTO_EXPOSURE, 1)  # V4L2's "manual" mode
+                self._cap.set(cv2.CAP_PROP_AUTO_EXPOSURE, V4L2_MANUAL_EXPOSURE)
             self._base_exposure = base
         base = self._base_exposure
         # V4L2 counts exposure time in units of 100 us; DirectShow in log2 seconds (negative numbers).
@@ -144,6 +147,9 @@ class OpenCVSource(FrameSource):
         return await asyncio.to_thread(self._set_exposure_blocking, factor)
 
     def close(self) -> None:
+        if self._base_exposure is not None and self._configured_exposure < 0:
+            # The camera was on its own automatic exposure until vision metered it: leave it so.
+            self._cap.set(cv2.CAP_PROP_AUTO_EXPOSURE, V4L2_AUTO_EXPOSURE)
         self._cap.release()
 
 

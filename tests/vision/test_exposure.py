@@ -219,6 +219,10 @@ async def test_a_camera_is_set_through_its_driver_in_its_own_units() -> None:
     assert await source.set_exposure(0.8)
     assert (cv2.CAP_PROP_AUTO_EXPOSURE, 1) in auto.sets
     assert auto.sets[-1] == (cv2.CAP_PROP_EXPOSURE, pytest.approx(124.8))
+    source.close()  # ...and handed back on its own automatic exposure
+    assert auto.sets[-1] == (cv2.CAP_PROP_AUTO_EXPOSURE, 3)
+    OpenCVSource("0", exposure=300.0, capture=manual).close()  # a manual one stays as configured
+    assert manual.sets[-1] != (cv2.CAP_PROP_AUTO_EXPOSURE, 3)
     # DirectShow counts log2 seconds: a factor of 0.5 is one less
     log2 = _FakeCapture(-6.0)
     assert await OpenCVSource("0", capture=log2).set_exposure(0.5)
