@@ -6,9 +6,9 @@ left (the detector reads such a square bare, and says the frame is "overexposed"
 camerad, which meters its exposure on the part of the image that matters, :class:`ExposureControl`
 meters on the board the detector found: its plate's brightest level (``Detection.extra["plate_top"]``).
 
-- While the plate is clipped (``CLIPPED_LEVEL`` or above), the exposure is lowered by ``STEP_DOWN`` a
-  step, down to ``MIN_FACTOR`` of the configured one. A clipped plate does not say how far over it is,
-  so the steps are fixed.
+- While the plate is clipped (the detector's ``CLIPPED_PLATE_LEVEL`` or above), the exposure is lowered
+  by ``STEP_DOWN`` a step, down to ``MIN_FACTOR`` of the configured one. A clipped plate does not say how
+  far over it is, so the steps are fixed.
 - When the plate has fallen below ``RAISE_BELOW`` (the light dimmed, or a step overshot) and the exposure
   is below the configured one, it is raised towards ``TARGET_LEVEL``, never above the configured one.
 - After a change, ``SETTLE_FRAMES`` frames pass before the next: a driver applies a new exposure a frame
@@ -28,8 +28,6 @@ from typing import Final
 from .detector import Detection
 from .detector.search import CLIPPED_PLATE_LEVEL
 
-#: the plate's level (grey, 0-255) from which it counts as clipped: the detector's own bound.
-CLIPPED_LEVEL: Final = CLIPPED_PLATE_LEVEL
 #: the factor each step down while the plate is clipped (two steps take a plate 1.5 times over below
 #: the ceiling).
 STEP_DOWN: Final = 0.8
@@ -73,7 +71,7 @@ class ExposureControl:
         top = det.extra.get("plate_top")
         if not self.controllable or not det.found or top is None or det.problem not in METERED_ON:
             return None
-        if top >= CLIPPED_LEVEL and self.can_lower:
+        if top >= CLIPPED_PLATE_LEVEL and self.can_lower:
             return self._set(max(MIN_FACTOR, self.factor * STEP_DOWN))
         if 0.0 < top < RAISE_BELOW and self.factor < 1.0:
             return self._set(min(1.0, self.factor * min(MAX_RAISE, TARGET_LEVEL / top)))
