@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import signal
 import subprocess
@@ -21,6 +20,7 @@ from services.bus.client import Publisher, Subscriber
 from services.simcam import world_from_board
 from services.simcam.core import FrameClock, FrameMaker, frame_to_image
 from services.simcam.service import SimCamService
+from tests.inprocess import bus_sockets, running
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 10.0
@@ -82,12 +82,9 @@ async def _frames_while_publishing(
 async def test_frames_flow_over_the_bus(bus: Any) -> None:
     config = msgspec.structs.replace(bus, simcam=msgspec.structs.replace(bus.simcam, fps=20.0))
     service = SimCamService(config)
-    task = asyncio.create_task(service.run())
-    ctx = zmq.asyncio.Context()
-    pub = Publisher(ctx, config.bus, "test")
-    pub.open()
-    sub = Subscriber(ctx, config.bus, ["camera.frame"])
-    try:
+    async with running(service) as (task,), bus_sockets(config.bus) as sockets:
+        pub = sockets.publisher()
+        sub = sockets.subscriber(["camera.frame"])
         first = world_from_board("X........", 10)
         got = await _frames_while_publishing(pub, sub, first, 3)
         frames: list[CameraFrame] = [e.message for e in got]
@@ -110,13 +107,6 @@ async def test_frames_flow_over_the_bus(bus: Any) -> None:
         ids = [e.message.frame_id for e in later + kept]
         assert ids == sorted(ids) and len(set(ids)) == len(ids)
         assert not task.done()
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        pub.close()
-        sub.close()
-        service.close()
-        ctx.destroy(linger=0)
 
 
 async def test_process_publishes_frames_and_stops_on_sigterm(

@@ -11,10 +11,8 @@ from typing import Any
 import msgspec
 import numpy as np
 import pytest
-import zmq.asyncio
 
 from messages import BoardObservation, CameraControl, WorldState
-from services.bus.client import Publisher, Subscriber
 from services.common.config import load
 from services.simcam.camera import CameraModel
 from services.simcam.core import FrameMaker
@@ -26,6 +24,7 @@ from services.vision.exposure import MIN_FACTOR, SETTLE_FRAMES, STEP_DOWN, Expos
 from services.vision.service import VisionService
 from services.vision.sources import BusSource, Frame, FrameSource, OpenCVSource, SourceError, VideoFileSource
 from services.vision.tracker import StabilityFilter, VisionCore
+from tests.inprocess import bus_sockets, running
 
 #: a white plate with dark lines on a dark table: the look a camera metering the whole image clips.
 WHITE_PLATE = (225, 228, 230)
@@ -269,15 +268,12 @@ async def test_over_the_bus_vision_asks_simcam_for_less_light_and_then_reads_the
     simcam.maker = _maker(OVEREXPOSED)
     simcam.maker.set_exposure(0.5)  # as an earlier vision, since restarted, had asked
     vision = VisionService(config)
-    tasks = [asyncio.create_task(simcam.run()), asyncio.create_task(vision.run())]
-    ctx = zmq.asyncio.Context()
-    pub = Publisher(ctx, config.bus, "test")
-    pub.open()
-    sub = Subscriber(ctx, config.bus, ["vision.stable", "camera.control"])
     world = _world()
     controls: list[float] = []
     stable: list[BoardObservation] = []
-    try:
+    async with running(simcam, vision) as tasks, bus_sockets(config.bus) as sockets:
+        pub = sockets.publisher()
+        sub = sockets.subscriber(["vision.stable", "camera.control"])
         deadline = time.monotonic() + DEADLINE_S
         next_world = 0.0
         while time.monotonic() < deadline and not stable:
@@ -308,15 +304,6 @@ async def test_over_the_bus_vision_asks_simcam_for_less_light_and_then_reads_the
             await sub.recv(timeout=0.1)
         assert simcam.bad_controls > 0
         assert not any(t.done() for t in tasks)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        pub.close()
-        sub.close()
-        simcam.close()
-        vision.close()
-        ctx.destroy(linger=0)
 
 
 class _FixedCamera(FrameSource):
@@ -344,10 +331,8 @@ async def test_a_camera_that_cannot_change_its_exposure_does_not_stall_the_game(
     config = msgspec.structs.replace(bus, vision=msgspec.structs.replace(bus.vision, stable_frames=3))
     camera = _FixedCamera(_maker(OVEREXPOSED), _world())
     vision = VisionService(config, source=camera)
-    task = asyncio.create_task(vision.run())
-    ctx = zmq.asyncio.Context()
-    sub = Subscriber(ctx, config.bus, ["vision.stable"])
-    try:
+    async with running(vision) as (task,), bus_sockets(config.bus) as sockets:
+        sub = sockets.subscriber(["vision.stable"])
         deadline = time.monotonic() + DEADLINE_S
         stable = None
         while stable is None and time.monotonic() < deadline:
@@ -358,9 +343,3 @@ async def test_a_camera_that_cannot_change_its_exposure_does_not_stall_the_game(
         assert camera.asked == 1 and not vision.core.exposure.controllable
         assert stable.problem == "overexposed"  # read as it is, and said so
         assert not task.done()
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        sub.close()
-        vision.close()
-        ctx.destroy(linger=0)
