@@ -8,12 +8,11 @@ import time
 from typing import Any
 
 import numpy as np
-import zmq.asyncio
 
 from messages import CameraFrame
-from services.bus.client import Subscriber
 from services.vision.service import VisionService
 from services.vision.sources import Frame, FrameSource
+from tests.inprocess import bus_sockets, running
 
 from .conftest import console_rig, eventually
 
@@ -35,10 +34,8 @@ class PacedCamera(FrameSource):
 
 async def test_vision_passes_its_cameras_frames_on_and_the_console_shows_them(bus: Any) -> None:
     vision = VisionService(bus, source=PacedCamera())
-    task = asyncio.create_task(vision.run())
-    ctx = zmq.asyncio.Context()
-    sub = Subscriber(ctx, bus.bus, ["vision.frame"], name="test")
-    try:
+    async with running(vision) as (task,), bus_sockets(bus.bus) as sockets:
+        sub = sockets.subscriber(["vision.frame"])
         env = None
         deadline = time.monotonic() + 10
         while env is None or not isinstance(env.message, CameraFrame):
@@ -57,9 +54,4 @@ async def test_vision_passes_its_cameras_frames_on_and_the_console_shows_them(bu
             )
             async with rig.client.get("/camera.jpg") as res:
                 assert res.status == 200 and (await res.read())[:2] == b"\xff\xd8"
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        sub.close()
-        vision.close()
-        ctx.destroy(linger=0)
+        assert not task.done()

@@ -16,12 +16,12 @@ import zmq
 import zmq.asyncio
 
 from messages import ButtonLevel, ButtonPress, GameState, PanelState
-from services.bus.client import Publisher, Subscriber
 from services.bus.forwarder import start_forwarders
 from services.common.config import load
 from services.common.log import get as get_log
 from services.led.drivers import ConsolePanel, PanelError, SerialPanel, make_panel
 from services.led.service import LedService
+from tests.inprocess import bus_sockets, running
 
 DEADLINE_S = 10.0
 
@@ -54,24 +54,22 @@ async def until(predicate: Any, what: str, action: Any = None) -> None:
 
 async def test_panel_follows_the_referee_and_the_button_is_debounced(bus: Any) -> None:
     service = LedService(bus, get_log(test="led"))
-    runner = asyncio.create_task(service.run())
-    ctx = zmq.asyncio.Context()
-    pub = Publisher(ctx, bus.bus, "test")
-    sub = Subscriber(ctx, bus.bus, ["panel."])
-    panels: list[PanelState] = []
-    presses: list[ButtonPress] = []
+    async with running(service, shutdown=True) as (runner,), bus_sockets(bus.bus) as sockets:
+        pub = sockets.publisher()
+        sub = sockets.subscriber(["panel."])
+        panels: list[PanelState] = []
+        presses: list[ButtonPress] = []
 
-    async def drain() -> None:
-        while (env := await sub.recv(timeout=0.005)) is not None:
-            (panels if isinstance(env.message, PanelState) else presses).append(env.message)  # type: ignore[arg-type]
+        async def drain() -> None:
+            while (env := await sub.recv(timeout=0.005)) is not None:
+                (panels if isinstance(env.message, PanelState) else presses).append(env.message)  # type: ignore[arg-type]
 
-    revision = 0
+        revision = 0
 
-    async def send(**fields: Any) -> None:
-        await pub.publish("referee.state", GameState(revision=revision, **fields))
-        await drain()
+        async def send(**fields: Any) -> None:
+            await pub.publish("referee.state", GameState(revision=revision, **fields))
+            await drain()
 
-    try:
         revision = 1
         await until(
             lambda: any(p.pattern == "thinking" for p in panels),
@@ -103,14 +101,6 @@ async def test_panel_follows_the_referee_and_the_button_is_debounced(bus: Any) -
         assert all(p.lamp == (p.pattern == "your-turn") for p in panels)
         # the referee falls silent: after bus.peer_timeout_s the panel says so
         assert not runner.done()
-    finally:
-        runner.cancel()
-        await asyncio.gather(runner, return_exceptions=True)
-        await service.shutdown()
-        pub.close()
-        sub.close()
-        ctx.term()
-        service.close()
 
 
 def test_debounce_time_per_driver() -> None:
@@ -158,24 +148,22 @@ async def test_a_panel_started_during_the_persons_turn_asks_for_the_press_again(
 
 async def test_a_press_is_announced_again_until_the_referee_acknowledges_it(bus: Any) -> None:
     service = LedService(bus, get_log(test="led"))
-    runner = asyncio.create_task(service.run())
-    ctx = zmq.asyncio.Context()
-    pub = Publisher(ctx, bus.bus, "test")
-    sub = Subscriber(ctx, bus.bus, ["panel.button"])
-    presses: list[ButtonPress] = []
+    async with running(service, shutdown=True) as (runner,), bus_sockets(bus.bus) as sockets:
+        pub = sockets.publisher()
+        sub = sockets.subscriber(["panel.button"])
+        presses: list[ButtonPress] = []
 
-    async def drain() -> None:
-        while (env := await sub.recv(timeout=0.005)) is not None:
-            presses.append(env.message)  # type: ignore[arg-type]
+        async def drain() -> None:
+            while (env := await sub.recv(timeout=0.005)) is not None:
+                presses.append(env.message)  # type: ignore[arg-type]
 
-    async def press() -> None:
-        await pub.publish("sim.button", ButtonLevel(pressed=True))
-        await asyncio.sleep(0.05)  # held longer than the debounce time (the hold, not a sync)
-        await pub.publish("sim.button", ButtonLevel(pressed=False))
-        await asyncio.sleep(0.05)
-        await drain()
+        async def press() -> None:
+            await pub.publish("sim.button", ButtonLevel(pressed=True))
+            await asyncio.sleep(0.05)  # held longer than the debounce time (the hold, not a sync)
+            await pub.publish("sim.button", ButtonLevel(pressed=False))
+            await asyncio.sleep(0.05)
+            await drain()
 
-    try:
         await until(lambda: len(presses) >= 1, "a press", press)
         first = presses[0].press_id
         await until(
@@ -189,14 +177,6 @@ async def test_a_press_is_announced_again_until_the_referee_acknowledges_it(bus:
             lambda: pub.publish("referee.state", GameState(revision=1, press_ack=acked)),
         )
         assert not runner.done()
-    finally:
-        runner.cancel()
-        await asyncio.gather(runner, return_exceptions=True)
-        await service.shutdown()
-        pub.close()
-        sub.close()
-        ctx.term()
-        service.close()
 
 
 async def test_console_panel_redraws_one_line() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import time
 from pathlib import Path
@@ -13,11 +12,9 @@ import cv2
 import msgspec
 import numpy as np
 import pytest
-import zmq.asyncio
 
 from launch.commands import detect as detect_cmd
 from messages import BoardObservation, CameraFrame, Channel, GameState
-from services.bus.client import Publisher, Subscriber
 from services.vision.service import VisionService
 from services.vision.sources import (
     OpenCVSource,
@@ -26,6 +23,7 @@ from services.vision.sources import (
     decode_camera_frame,
     is_video_file,
 )
+from tests.inprocess import bus_sockets, running
 
 from .synth import Scene, draw
 
@@ -128,15 +126,12 @@ async def test_service_on_a_real_bus(bus: Any, tmp_path: Path) -> None:
         ),
     )
     service = VisionService(config)
-    task = asyncio.create_task(service.run())
-    ctx = zmq.asyncio.Context()
-    pub = Publisher(ctx, config.bus, "simcam")
-    pub.open(Channel.EVENT, Channel.FRAME)
-    sub = Subscriber(ctx, config.bus, ["vision."])
-    image = draw(Scene(angle_deg=15.0, board=BOARD, noise=2.0), seed=5)
-    boards: list[BoardObservation] = []
-    stables: list[BoardObservation] = []
-    try:
+    async with running(service) as (task,), bus_sockets(config.bus) as sockets:
+        pub = sockets.publisher("simcam", Channel.EVENT, Channel.FRAME)
+        sub = sockets.subscriber(["vision."])
+        image = draw(Scene(angle_deg=15.0, board=BOARD, noise=2.0), seed=5)
+        boards: list[BoardObservation] = []
+        stables: list[BoardObservation] = []
         deadline = time.monotonic() + 30.0
         frame_id = 0
         referee = GameState(revision=1, phase="placement-confirmed", board="X........")
@@ -157,10 +152,4 @@ async def test_service_on_a_real_bus(bus: Any, tmp_path: Path) -> None:
         assert all(b.found and b.board == BOARD for b in boards)
         assert stables and stables[0].stable and stables[0].board == BOARD
         assert list(anomalies.glob("*-disagree-*.png")), "no anomaly frame saved"
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        sub.close()
-        pub.close()
-        ctx.term()
-        service.close()
+        assert not task.done()
