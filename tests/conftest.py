@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import zmq
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
@@ -35,16 +34,10 @@ def config(runtime_dir: Path) -> Any:
 @pytest.fixture
 def bus(config: Any) -> Iterator[Any]:
     """Both forwarders running in this process on ``config``'s endpoints; yields the config."""
-    from services.bus.forwarder import start_forwarders
+    from tests.inprocess import in_process_bus
 
-    ctx = zmq.Context()
-    forwarders = start_forwarders(ctx, config.bus)
-    try:
+    with in_process_bus(config.bus):
         yield config
-    finally:
-        for fwd in forwarders:
-            fwd.stop()
-        ctx.term()
 
 
 @pytest.fixture

@@ -1,6 +1,7 @@
-"""Services run inside a test's own event loop, and the test's own sockets on the bus.
+"""The bus, services run inside a test's own event loop, and the test's own sockets on the bus.
 
-Both are ``async with`` blocks that clean up whatever the test raised: the services' tasks are
+The bus (both forwarders, on threads of this process) is a ``with`` block; the others are ``async
+with`` blocks that clean up whatever the test raised: the services' tasks are
 cancelled and awaited and the services closed (their sockets, their hardware); the test's publishers
 and subscribers are closed and their context destroyed. No task or socket outlives the test that
 started it.
@@ -14,13 +15,29 @@ started it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
+import zmq
 import zmq.asyncio
 
 from services.bus.client import Channel, Publisher, Subscriber
+from services.bus.forwarder import start_forwarders
+
+
+@contextmanager
+def in_process_bus(bus: Any) -> Iterator[None]:
+    """Both of the bus's forwarders (events and frames) running on ``bus``'s endpoints (a
+    :class:`BusConfig`) for the block, on a context of their own, stopped at its end."""
+    ctx = zmq.Context()
+    forwarders = start_forwarders(ctx, bus)
+    try:
+        yield
+    finally:
+        for forwarder in forwarders:
+            forwarder.stop()
+        ctx.term()
 
 
 @asynccontextmanager

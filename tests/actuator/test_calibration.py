@@ -11,19 +11,16 @@ from typing import Any
 import cv2
 import numpy as np
 import pytest
-import zmq
-import zmq.asyncio
 
 from launch.cli import main
 from launch.commands import calibrate as calibrate_cmd
 from messages import CameraFrame
 from services.actuator.calibration import CalibrationError, calibrate_from_image, calibrate_from_points
-from services.bus.client import Publisher
-from services.bus.forwarder import start_forwarders
 from services.common.config import load
 from services.simcam.camera import CameraModel
 from services.simcam.renderer import render
 from services.simworld.world import World
+from tests.inprocess import bus_sockets, in_process_bus
 
 #: the issue's requirement: the simulated camera's true mapping recovered to within a millimetre.
 REQUIRED_MM = 1.0
@@ -184,23 +181,15 @@ async def test_auto_takes_a_frame_from_the_bus(cfg: Any, tmp_path: Path) -> None
     config = load(None, overrides={"runtime": {"dir": str(tmp_path)}})
     camera = CameraModel.from_config(config.simcam, config.table)
     image = frame(config, camera)
-    sync_ctx = zmq.Context()
-    forwarders = start_forwarders(sync_ctx, config.bus)
-    ctx = zmq.asyncio.Context()
-    pub = Publisher(ctx, config.bus, "test")
     msg = CameraFrame(frame_id=1, width=640, height=480, data=image.tobytes(), source="sim")
-    try:
-        grab = asyncio.create_task(calibrate_cmd._frame_from_bus(config))
-        while not grab.done():  # slow joiner: publish until the subscriber has one
-            await pub.publish("camera.frame", msg)
-            await asyncio.sleep(0.02)
-        got = await grab
-    finally:
-        pub.close()
-        ctx.term()
-        for fwd in forwarders:
-            fwd.stop()
-        sync_ctx.term()
+    with in_process_bus(config.bus):
+        async with bus_sockets(config.bus) as sockets:
+            pub = sockets.publisher()
+            grab = asyncio.create_task(calibrate_cmd._frame_from_bus(config))
+            while not grab.done():  # slow joiner: publish until the subscriber has one
+                await pub.publish("camera.frame", msg)
+                await asyncio.sleep(0.02)
+            got = await grab
     assert np.array_equal(got, image)
     assert (
         table_error_mm(calibrate_from_image(got, config.table).matrix(), camera, config.table) < REQUIRED_MM

@@ -10,11 +10,10 @@ from typing import Any
 
 import pytest
 import structlog
-import zmq
 
 import messages
-from services.bus.forwarder import start_forwarders
 from services.common import config as config_module
+from tests.inprocess import in_process_bus
 
 
 def frames_for(
@@ -59,9 +58,5 @@ def cfg(runtime_dir: str) -> Any:
 @pytest.fixture
 def bus(cfg: Any) -> Iterator[Any]:
     """A running bus (events and frames forwarders) for ``cfg``; yields the config."""
-    ctx = zmq.Context()
-    forwarders = start_forwarders(ctx, cfg.bus)
-    yield cfg
-    for fwd in forwarders:
-        fwd.stop()
-    ctx.term()
+    with in_process_bus(cfg.bus):
+        yield cfg

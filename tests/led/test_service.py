@@ -12,16 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import zmq
-import zmq.asyncio
 
 from messages import ButtonLevel, ButtonPress, GameState, PanelState
-from services.bus.forwarder import start_forwarders
 from services.common.config import load
 from services.common.log import get as get_log
 from services.led.drivers import ConsolePanel, PanelError, SerialPanel, make_panel
 from services.led.service import LedService
-from tests.inprocess import bus_sockets, running
+from tests.inprocess import bus_sockets, in_process_bus, running
 
 DEADLINE_S = 10.0
 
@@ -31,14 +28,8 @@ def bus(tmp_path: Path) -> Any:
     config = load(
         None, overrides={"runtime": {"dir": str(tmp_path)}, "led": {"driver": "sim", "debounce_ms": 30.0}}
     )
-    ctx = zmq.Context()
-    forwarders = start_forwarders(ctx, config.bus)
-    try:
+    with in_process_bus(config.bus):
         yield config
-    finally:
-        for fwd in forwarders:
-            fwd.stop()
-        ctx.term()
 
 
 async def until(predicate: Any, what: str, action: Any = None) -> None:
