@@ -46,6 +46,7 @@ from .ring import _read_squares_ring
 from .shade import shadow_gain
 from .squares import (
     _bare_off_the_plate,
+    _black_above_the_plate,
     _combine,
     _like_the_far_kind,
     _mid_tones_by_the_board,
@@ -706,6 +707,7 @@ def read_at_pose(
     by_corners, discs = _read_squares(canon, half_width, line_level, pitch, im.sigma, params, sign < 0)
     by_corners = _scale_of_the_pieces(by_corners, params.piece_min_fill)
     by_corners = _two_kinds_by_the_board(by_corners, params.piece_min_fill, line_level, sign < 0)
+    by_corners = _black_above_the_plate(by_corners, params.piece_min_fill, line_level, sign < 0)
     by_corners = _mid_tones_by_the_board(by_corners)
     readings = _combine(
         _read_squares_ring(canon, half_width, line_level, params, sign < 0), by_corners, line_level

@@ -142,6 +142,17 @@ BACKGROUND_PLATE_CHROMA: Final = 0.3
 FAR_FROM_END: Final = 1.5
 NEAR_SHARE: Final = 0.5
 WHITE_PLATE_SHARE: Final = 0.75
+#: with dark lines on a plate darker than black pieces (black engraved lines on a black board), white
+#: pieces this far above the plate (in the grid's contrasts) at least, and other pieces above it at most
+#: this share of the way, whose middles keep at most this share of the darkest white's grey: those are
+#: black (see _black_above_the_plate). White pieces (205-245 grey) on a plate of 25 with lines of 12
+#: stand 14 contrasts above it, black ones (15-55) 0-2.3: a twentieth to a sixth of the way, at a
+#: quarter of the white's grey or less (0.4 leaves light falling off across the board). White pieces
+#: among themselves differ by a fifth; a white piece on a patch of plate in shade stands far above the
+#: others, but they keep most of its grey.
+BLACK_ABOVE_FAR: Final = 4.0
+BLACK_ABOVE_SHARE: Final = 0.25
+BLACK_GREY_SHARE: Final = 0.4
 #: a piece nearer the plate's tone than this share of the way the other pieces of its colour stand from
 #: it (when they stand ODD_TONE_GROUP or more from it) is something else (see _odd_tones_by_the_board).
 ODD_TONE_SHARE: Final = 0.3
@@ -1201,6 +1212,42 @@ def _two_kinds_by_the_board(
             # its tone alone does not say for sure (a glossy black piece's highlight, a white piece
             # keeping 0.7 of a white plate; black pieces on a plate darker than black).
             out[k] = (state, min(conf, RESCALED_CONFIDENCE), evidence, tone, problem, plate)
+    return out
+
+
+def _black_above_the_plate(
+    readings: list[tuple[str, float, float, float, str, float]],
+    f0: float,
+    line_level: np.ndarray,
+    dark_lines: bool,
+) -> list[tuple[str, float, float, float, str, float]]:
+    """``readings`` (as :func:`_read_squares` gives them) with the black pieces on a plate darker than
+    they are told by the white pieces: with dark lines, where clean pieces stand ``BLACK_ABOVE_FAR`` or
+    more of the grid's contrasts above the plate (the white kind), the other pieces above it (clean or
+    mid-tone) at most ``BLACK_ABOVE_SHARE`` of the way the nearest of those do, whose middles keep at
+    most ``BLACK_GREY_SHARE`` of the darkest white one's grey (each square's lines, ``line_level``, and
+    plate give its grey back from its tone), are black, this confident at most ``RESCALED_CONFIDENCE``
+    (and their presence's, ``f0`` being the evidence a piece needs). On such a plate the scale runs from
+    the lines up to the plate only, and everything above it reads white: a black foam disc a little
+    lighter than a black board too. (With light lines the plate is the scale's dark end, and a piece a
+    little above it already reads black.)"""
+    if not dark_lines:
+        return readings
+    above = {  # each piece's height above the plate, in the grid's contrasts, and its grey
+        k: (r[3] - 1.0, _grey_of(r[3], float(line_level[k]), r[5]))
+        for k, r in enumerate(readings)
+        if r[0] in ("black", "white") and r[4] in ("", "mid-tone") and r[3] > 1.0
+    }
+    far = [v for k, v in above.items() if v[0] >= BLACK_ABOVE_FAR and not readings[k][4]]
+    if not far:
+        return readings
+    nearest, darkest = min(h for h, _ in far), min(grey for _, grey in far)
+    out = list(readings)
+    for k, (height, grey) in above.items():
+        if height <= BLACK_ABOVE_SHARE * nearest and grey <= BLACK_GREY_SHARE * darkest:
+            evidence, tone, plate = readings[k][2], readings[k][3], readings[k][5]
+            presence = min(1.0, (evidence - f0) / f0)
+            out[k] = ("black", min(RESCALED_CONFIDENCE, 0.5 + 0.5 * presence), evidence, tone, "", plate)
     return out
 
 
