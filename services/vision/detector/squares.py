@@ -1107,6 +1107,12 @@ def _saturated_plate(
     return ((line_level < plate_grey) | dark_lines) & saturated, light
 
 
+def _rescaled_confidence(evidence: float, f0: float) -> float:
+    """How sure a piece whose colour the board's other pieces gave is: ``RESCALED_CONFIDENCE`` at most,
+    and less as its presence (``evidence`` of a piece, ``f0`` the evidence a piece needs) is weaker."""
+    return min(RESCALED_CONFIDENCE, 0.5 + 0.5 * min(1.0, (evidence - f0) / f0))
+
+
 def _scale_of_the_pieces(
     readings: list[tuple[str, float, float, float, str, float]], f0: float
 ) -> list[tuple[str, float, float, float, str, float]]:
@@ -1143,8 +1149,7 @@ def _scale_of_the_pieces(
         state, _conf, evidence, tone, problem, plate = readings[k]
         if state == colour and not problem:
             continue  # (already read so: its own confidence stands)
-        presence = min(1.0, (evidence - f0) / f0)
-        out[k] = (colour, min(RESCALED_CONFIDENCE, 0.5 + 0.5 * presence), evidence, tone, "", plate)
+        out[k] = (colour, _rescaled_confidence(evidence, f0), evidence, tone, "", plate)
     return out
 
 
@@ -1205,8 +1210,7 @@ def _two_kinds_by_the_board(
         if state != far_colour and not problem:
             continue  # (read the other colour already)
         if dark_lines and _grey_of(tone, float(line_level[k]), plate) >= WHITE_PLATE_SHARE * plate:
-            presence = min(1.0, (evidence - f0) / f0)
-            out[k] = ("white", min(RESCALED_CONFIDENCE, 0.5 + 0.5 * presence), evidence, tone, "", plate)
+            out[k] = ("white", _rescaled_confidence(evidence, f0), evidence, tone, "", plate)
         elif not problem:
             # Read as the far kind, at half its distance from the plate or less: which kind it is,
             # its tone alone does not say for sure (a glossy black piece's highlight, a white piece
@@ -1246,8 +1250,7 @@ def _black_above_the_plate(
     for k, (height, grey) in above.items():
         if height <= BLACK_ABOVE_SHARE * nearest and grey <= BLACK_GREY_SHARE * darkest:
             evidence, tone, plate = readings[k][2], readings[k][3], readings[k][5]
-            presence = min(1.0, (evidence - f0) / f0)
-            out[k] = ("black", min(RESCALED_CONFIDENCE, 0.5 + 0.5 * presence), evidence, tone, "", plate)
+            out[k] = ("black", _rescaled_confidence(evidence, f0), evidence, tone, "", plate)
     return out
 
 
