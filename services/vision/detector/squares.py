@@ -1,9 +1,10 @@
 """Step 4 of the package's overview against the plate (:func:`_read_squares`): the bare board
 measured in the squares' corners as one robust surface, what differs from it judged as a piece (see
 :mod:`.pieces`), its colour read on the grid's own tone scale, or the pieces' own where that scale is
-too short for them (:func:`_scale_of_the_pieces`); mid-tone pieces told by the board's other pieces
-(:func:`_mid_tones_by_the_board`), and the plate's reading combined with the ring's (:func:`_combine`;
-the ring's: :mod:`.ring`)."""
+too short for them (:func:`_scale_of_the_pieces`), or the other kind's where one kind lies on the
+wrong side of the plate (:func:`_two_kinds_by_the_board`, :func:`_black_above_the_plate`); mid-tone
+pieces told by the board's other pieces (:func:`_mid_tones_by_the_board`), and the plate's reading
+combined with the ring's (:func:`_combine`; the ring's: :mod:`.ring`)."""
 
 from __future__ import annotations
 
@@ -1248,6 +1249,8 @@ def _black_above_the_plate(
     nearest, darkest = min(h for h, _ in far), min(grey for _, grey in far)
     out = list(readings)
     for k, (height, grey) in above.items():
+        if readings[k][0] == "black" and not readings[k][4]:
+            continue  # (read black already: its own confidence stands)
         if height <= BLACK_ABOVE_SHARE * nearest and grey <= BLACK_GREY_SHARE * darkest:
             evidence, tone, plate = readings[k][2], readings[k][3], readings[k][5]
             out[k] = ("black", _rescaled_confidence(evidence, f0), evidence, tone, "", plate)
