@@ -10,11 +10,14 @@ two; and a black piece keeps a quarter of a white one's grey at most.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from services.vision import detector as D
 from services.vision.detector import squares
+from services.vision.tracker import VisionCore
 
 from .synth import Scene, draw
 from .test_board_tones import Reading
@@ -94,3 +97,32 @@ def test_the_tuning_frame_it_was_chosen_on() -> None:
     """sealed 1/159: three black pieces on a dark plate with dark engraved lines, read unknown before."""
     det, truth = read_tuning_frame("sealed", 1, 159)
     assert det.board == truth
+
+
+def test_a_game_on_a_black_board_through_the_tracker() -> None:
+    """The device's path: the board found empty, then followed frame by frame on its lines (the line
+    width and polarity measured on the empty board) while the pieces come. Every stable board with a
+    white piece on it is the true one. (Before the first white piece, a black one still reads white:
+    the README says so.)"""
+    core = VisionCore(stable_frames=3)
+    base = Scene(
+        board_grey=25,
+        line_grey=12,
+        black_grey=45,
+        white_grey=230,
+        table_grey=90,
+        piece_frac=0.7,
+        noise=2.0,
+        angle_deg=12.0,
+        line_px=3.0,
+    )
+    frame_id = 0
+    for board in (".........", "O........", "O...X....", "O...X...X", "O.O.X...X", "OXO.X...X"):
+        scene = dataclasses.replace(base, board=board)
+        for seed in range(4):
+            frame_id += 1
+            result = core.process(draw(scene, seed=seed), frame_id)
+        assert result.observation.stable, board
+        assert result.observation.board == truth_as_read(result.detection, board, scene.angle_deg)
+        if board != ".........":
+            assert result.detection.extra.get("tracked") == 1.0  # followed on its lines, not searched
