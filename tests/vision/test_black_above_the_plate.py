@@ -10,8 +10,6 @@ two; and a black piece keeps a quarter of a white one's grey at most.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -72,11 +70,11 @@ def test_without_white_pieces_far_above_or_with_light_lines_nothing_changes() ->
     assert squares._black_above_the_plate(mixed, F0, LINE_LEVEL, False) == mixed
 
 
-@pytest.mark.parametrize(("plate", "lines", "black"), [(25, 12, 45), (20, 8, 40), (30, 15, 55), (25, 12, 30)])
-def test_a_black_board_with_black_lines_read_whole(plate: int, lines: int, black: int) -> None:
-    """Rendered: a black board, black lines, black pieces lighter than the board, white pieces."""
-    scene = Scene(
-        board="OXXXXOOXX",
+def _black_board(board: str, plate: int = 25, lines: int = 12, black: int = 45) -> Scene:
+    """A black board with black lines (greys ``plate``, ``lines``), black pieces of grey ``black``
+    (lighter than the board) and white pieces of 230, large, rendered by tests/vision/synth.py."""
+    return Scene(
+        board=board,
         board_grey=plate,
         line_grey=lines,
         black_grey=black,
@@ -87,6 +85,12 @@ def test_a_black_board_with_black_lines_read_whole(plate: int, lines: int, black
         angle_deg=12.0,
         line_px=3.0,
     )
+
+
+@pytest.mark.parametrize(("plate", "lines", "black"), [(25, 12, 45), (20, 8, 40), (30, 15, 55), (25, 12, 30)])
+def test_a_black_board_with_black_lines_read_whole(plate: int, lines: int, black: int) -> None:
+    """Rendered: a black board, black lines, black pieces lighter than the board, white pieces."""
+    scene = _black_board("OXXXXOOXX", plate=plate, lines=lines, black=black)
     for seed in (1, 2):
         det = D.detect(draw(scene, seed=seed))
         assert det.found and det.problem == ""
@@ -105,20 +109,9 @@ def test_a_game_on_a_black_board_through_the_tracker() -> None:
     white piece on it is the true one. (Before the first white piece, a black one still reads white:
     the README says so.)"""
     core = VisionCore(stable_frames=3)
-    base = Scene(
-        board_grey=25,
-        line_grey=12,
-        black_grey=45,
-        white_grey=230,
-        table_grey=90,
-        piece_frac=0.7,
-        noise=2.0,
-        angle_deg=12.0,
-        line_px=3.0,
-    )
     frame_id = 0
     for board in (".........", "O........", "O...X....", "O...X...X", "O.O.X...X", "OXO.X...X"):
-        scene = dataclasses.replace(base, board=board)
+        scene = _black_board(board)
         for seed in range(4):
             frame_id += 1
             result = core.process(draw(scene, seed=seed), frame_id)
