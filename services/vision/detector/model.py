@@ -17,6 +17,9 @@ State = Literal["empty", "black", "white", "unknown"]
 PoseSource = Literal["detected", "prior", "none"]
 #: which way the grid's contrast goes.
 Polarity = Literal["dark-lines", "light-lines"]
+#: one square as a reader gives it, before the readings are combined: (state, confidence, evidence of a
+#: piece, tone on the grid's scale, why it is not a piece ("" when it may be one), the plate's grey).
+SquareRead = tuple[str, float, float, float, str, float]
 BOARD_CHARS: Final[dict[str, str]] = {"empty": ".", "black": "X", "white": "O", "unknown": "?"}
 
 #: length to width beyond which a blob is not a piece (a disc or a cross is as wide as it is long).

@@ -13,6 +13,7 @@ from typing import Final
 import numpy as np
 
 from .geometry import GRID_SQUARES, SQUARE_CENTRES, _Canon, _read_only
+from .model import SquareRead
 from .stats import median
 
 #: line samples per square side, spread over the middle of the side (corners are crossings).
@@ -138,7 +139,7 @@ def _line_contrast(
 
 def _under_pieces(
     owners: np.ndarray,
-    readings: list[tuple[str, float, float, float, str, float]],
+    readings: list[SquareRead],
     discs: np.ndarray,
     tolerance: float,
     dark_lines: bool,

@@ -17,6 +17,7 @@ from .model import (
     FOREIGN_ELONGATION,
     MAD_TO_SIGMA,
     DetectorParams,
+    SquareRead,
 )
 from .squares import _median_of_nine, _saturated_plate
 from .stats import brightest_channel, least_squares, median, median_along, percentile
@@ -63,7 +64,7 @@ def _ring_masks(s: int, m: int, half_width: float, params: DetectorParams) -> tu
 
 def _read_squares_ring(
     canon: _Canon, half_width: float, line_level: np.ndarray, params: DetectorParams, dark_lines: bool
-) -> list[tuple[str, float, float, float, str, float]]:
+) -> list[SquareRead]:
     """The first reading, against a ring of board just inside each square's lines (``dark_lines``: the
     grid's polarity): (state, confidence, piece fill, lightness, foreign, the ring's grey) of every
     square; ``foreign`` is "" or why
@@ -129,7 +130,7 @@ def _read_squares_ring(
     # from it.
     beyond = (t < 0.0) if dark_lines else (t > 1.0)
     foreign = ["beyond-lines" if b and not w else w for b, w in zip(beyond.tolist(), foreign, strict=True)]
-    out: list[tuple[str, float, float, float, str, float]] = []
+    out: list[SquareRead] = []
     f0 = RING_PIECE_MIN_FILL
     for f, tone, why, bg in zip(fill.tolist(), t.tolist(), foreign, bg_grey.tolist(), strict=True):
         if f < f0 and not why:

@@ -23,6 +23,7 @@ from .model import (
     FOREIGN_ELONGATION,
     MAD_TO_SIGMA,
     DetectorParams,
+    SquareRead,
 )
 from .pieces import (
     FAINT_BODY_K,
@@ -374,7 +375,7 @@ def _read_squares(
     params: DetectorParams,
     dark_lines: bool,
     full_board: bool = False,
-) -> tuple[list[tuple[str, float, float, float, str, float]], np.ndarray]:
+) -> tuple[list[SquareRead], np.ndarray]:
     """(state, confidence, piece evidence, lightness, foreign, plate grey) of every square
     (``dark_lines``: the grid's polarity); ``foreign`` is "" or why something that is not a piece is in
     the square. And each square's piece as a disc (9, 4): its centre (pitches from the square's), its
@@ -628,7 +629,7 @@ def _read_squares(
         by_light, plate_light = _saturated_plate(line_level, plate_grey, plate_chroma_mean, dark_lines)
         if by_light.any():
             middle_light = _masked_medians(brightest_channel(colour_px[:, geo.core]), middles)
-    out: list[tuple[str, float, float, float, str, float]] = []
+    out: list[SquareRead] = []
     for k in range(9):
         evidence, problem = float(evidences[k]), why[k]
         dark_ref = min(float(line_level[k]), float(plate_grey[k]))
@@ -978,9 +979,7 @@ def _the_plate_lit(
     return _plate_hue(middle, np.median(canon.colour[band], axis=0))
 
 
-def _like_the_bare_squares(
-    readings: list[tuple[str, float, float, float, str, float]], squares: _Middles
-) -> list[int]:
+def _like_the_bare_squares(readings: list[SquareRead], squares: _Middles) -> list[int]:
     """Which of the ``squares`` flagged are bare board by the bare squares nearest each: its middle's
     colour within ``BEYOND_PLATE_MATCH`` of the grid's contrast of those squares' median middle in every
     channel (or, on a saturated plate, that colour in another light). The bare squares are those
@@ -1031,9 +1030,7 @@ def _plate_hue(middle: np.ndarray, plate: np.ndarray) -> bool:
     return bool(np.all(np.abs(middle / top - plate / plate_top) <= SAME_HUE_MATCH))
 
 
-def _pieces_like_the_plate(
-    readings: list[tuple[str, float, float, float, str, float]], dark_lines: np.ndarray
-) -> bool:
+def _pieces_like_the_plate(readings: list[SquareRead], dark_lines: np.ndarray) -> bool:
     """Whether a clean piece of the plate's own end of the scale (white where the lines are darker than
     the plate, ``dark_lines`` (9,); black where they are lighter) has its middle within
     ``PLATE_LIKE_PIECE_TONE`` of the plate's tone (1 with dark lines, 0 with light ones) in
@@ -1114,9 +1111,7 @@ def _rescaled_confidence(evidence: float, f0: float) -> float:
     return min(RESCALED_CONFIDENCE, 0.5 + 0.5 * min(1.0, (evidence - f0) / f0))
 
 
-def _scale_of_the_pieces(
-    readings: list[tuple[str, float, float, float, str, float]], f0: float
-) -> list[tuple[str, float, float, float, str, float]]:
+def _scale_of_the_pieces(readings: list[SquareRead], f0: float) -> list[SquareRead]:
     """``readings`` (as :func:`_read_squares` gives them) with the pieces re-read where the grid's scale is
     too short for them: two or more clean pieces ``BEYOND_SCALE`` or more beyond one end of it (or one,
     when two or more make the group below), and all the others (clean or mid-tone, at least one) one group
@@ -1170,11 +1165,11 @@ def _chroma_weighed(own: np.ndarray, vals: np.ndarray, scale: float) -> np.ndarr
 
 
 def _two_kinds_by_the_board(
-    readings: list[tuple[str, float, float, float, str, float]],
+    readings: list[SquareRead],
     f0: float,
     line_level: np.ndarray,
     dark_lines: bool,
-) -> list[tuple[str, float, float, float, str, float]]:
+) -> list[SquareRead]:
     """``readings`` (as :func:`_read_squares` gives them) with white pieces in shade under faint dark
     lines told by the black pieces far below them: with dark lines, where clean pieces stand
     ``FAR_FROM_END`` or more of the grid's contrasts below the plate (the black kind) and the others at
@@ -1221,11 +1216,11 @@ def _two_kinds_by_the_board(
 
 
 def _black_above_the_plate(
-    readings: list[tuple[str, float, float, float, str, float]],
+    readings: list[SquareRead],
     f0: float,
     line_level: np.ndarray,
     dark_lines: bool,
-) -> list[tuple[str, float, float, float, str, float]]:
+) -> list[SquareRead]:
     """``readings`` (as :func:`_read_squares` gives them) with the black pieces on a plate darker than
     they are told by the white pieces: with dark lines, where clean pieces stand ``BLACK_ABOVE_FAR`` or
     more of the grid's contrasts above the plate (the white kind), the other pieces above it (clean or
@@ -1258,8 +1253,8 @@ def _black_above_the_plate(
 
 
 def _mid_tones_by_the_board(
-    readings: list[tuple[str, float, float, float, str, float]],
-) -> list[tuple[str, float, float, float, str, float]]:
+    readings: list[SquareRead],
+) -> list[SquareRead]:
     """``readings`` (as :func:`_read_squares` gives them) with mid-tone pieces told by the board's other
     pieces: where the pieces on one side of the scale's middle are one tight group of tones (within
     ``TONE_GROUP_SPREAD``) and every other piece is ``TONE_GROUP_GAP`` or more beyond it, the mid-tone
@@ -1294,10 +1289,10 @@ def _mid_tones_by_the_board(
 
 
 def _odd_tones_by_the_board(
-    readings: list[tuple[str, float, float, float, str, float]],
+    readings: list[SquareRead],
     dark_lines: bool,
     line_level: np.ndarray | None = None,
-) -> list[tuple[str, float, float, float, str, float]]:
+) -> list[SquareRead]:
     """``readings`` (one per square, as :func:`_combine` gives them) with each piece of an odd tone
     flagged "odd-tone": a piece whose middle lies nearer the plate's tone (1 on the grid's scale with
     dark lines, 0 with light ones) than ``ODD_TONE_SHARE`` (``ODD_TONE_SHARE_LIGHT_LINES`` with light
@@ -1366,9 +1361,7 @@ def _odd_tones_by_the_board(
     return out
 
 
-def _bare_off_the_plate(
-    readings: list[tuple[str, float, float, float, str, float]], dark_lines: bool
-) -> list[tuple[str, float, float, float, str, float]]:
+def _bare_off_the_plate(readings: list[SquareRead], dark_lines: bool) -> list[SquareRead]:
     """``readings`` (one per square, as :func:`_like_the_far_kind` gives them) with the bare squares whose
     middle lies more than ``BARE_OFF_TONE`` off the plate's tone (1 on the grid's scale with dark lines,
     0 with light ones) read at most ``BARE_OFF_CONFIDENCE`` sure, and those clearly nearer the tone of
@@ -1394,10 +1387,10 @@ def _bare_off_the_plate(
 
 
 def _like_the_far_kind(
-    readings: list[tuple[str, float, float, float, str, float]],
+    readings: list[SquareRead],
     discs: np.ndarray,
     dark_lines: bool,
-) -> tuple[list[tuple[str, float, float, float, str, float]], np.ndarray]:
+) -> tuple[list[SquareRead], np.ndarray]:
     """``readings`` (one per square, as :func:`_odd_tones_by_the_board` gives them) and ``discs`` (as
     :func:`_read_squares` gives them) with the pieces of the far kind read bare found by the board's
     other pieces of that kind. The far kind lies beyond the plate's tone, away from the lines' (black
@@ -1430,9 +1423,7 @@ def _like_the_far_kind(
     return out, discs_out
 
 
-def _on_the_board_scale(
-    readings: list[tuple[str, float, float, float, str, float]], line_level: np.ndarray
-) -> list[tuple[float, float]]:
+def _on_the_board_scale(readings: list[SquareRead], line_level: np.ndarray) -> list[tuple[float, float]]:
     """Each square's tone (``readings`` as :func:`_combine` gives them) on a scale from its lines' grey
     (``line_level``) to the plate level the other eight squares' levels predict for it (a plane through
     them: the light's gradient across the board, without what lights or shades this square's own
@@ -1458,10 +1449,10 @@ def _grey_of(tone: float, line: float, plate: float) -> float:
 
 
 def _combine(
-    ring: list[tuple[str, float, float, float, str, float]],
-    corners: list[tuple[str, float, float, float, str, float]],
+    ring: list[SquareRead],
+    corners: list[SquareRead],
     line_level: np.ndarray,
-) -> list[tuple[str, float, float, float, str, float]]:
+) -> list[SquareRead]:
     """One reading per square from the two: against the plate in the corners (``corners``, the one
     that holds for pieces of any size) and against the ring just inside the lines (``ring``, the larger
     sample of bare board where pieces are small). The corners' reading stands, except where it sees
