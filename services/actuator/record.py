@@ -1,21 +1,21 @@
 """The actuator's persistent record: which supply slots it has emptied, and what became of every command
 id it has seen. Survives restarts, so that a command re-sent after a crash is not carried out twice.
 
-Written atomically (a temporary file in the same folder, flushed and fsynced, renamed over the old one,
-then the folder fsynced) *before* the step it records is acted on, so a crash at any moment leaves
-either the old or the new record, never a torn one. An unreadable record is moved aside (never deleted)
-and a fresh one started, with a warning: bad input loses nothing.
+Written atomically (:func:`services.common.durable.write_atomically`) *before* the step it records is
+acted on, so a crash at any moment leaves either the old or the new record, never a torn one. An
+unreadable record is moved aside (never deleted) and a fresh one started, with a warning: bad input
+loses nothing.
 """
 
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 from typing import Final, Literal
 
 import msgspec
 
+from services.common.durable import move_aside, write_atomically
 from services.common.log import get as get_log
 
 RECORD_VERSION: Final = 1
@@ -74,8 +74,7 @@ class ActuatorRecord:
             if data.version != RECORD_VERSION:
                 raise ValueError(f"record version {data.version}, expected {RECORD_VERSION}")
         except (msgspec.DecodeError, ValueError) as exc:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{int(time.time())}")
-            os.replace(self.path, aside)
+            aside = move_aside(self.path)
             self.log.warning(
                 "actuator record unreadable; moved aside, starting afresh",  # type: ignore[attr-defined]
                 path=str(self.path),
@@ -91,19 +90,8 @@ class ActuatorRecord:
     def save(self) -> None:
         """Write the record atomically and durably. :raises RecordError:"""
         body = msgspec.json.format(msgspec.json.encode(self.data), indent=1)
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as f:
-                f.write(body)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+            write_atomically(self.path, body)
         except OSError as exc:
             raise RecordError(
                 f"cannot write the actuator record {self.path}: {exc.strerror or exc}"
