@@ -24,6 +24,8 @@ class VisionConfig(Section):
     jump_deg: float = 5.0
     #: clear (unoccluded) frames a jumped pose must persist in to be accepted.
     jump_frames: int = 5
+    #: where the board is remembered across a restart (services.vision.memory); "" remembers nothing.
+    memory_file: str = "{state}/vision-board.json"
     #: annotated frames saved on anomalies, at most this many files are kept.
     anomaly_dir: str = "{state}/anomalies"
     anomaly_max_files: int = 50

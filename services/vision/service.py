@@ -12,6 +12,9 @@ observations out.
 - ``camera.control``: on the simulator, the exposure vision asks of the camera: it meters on the board and
   lowers the exposure while the plate is clipped (:mod:`.exposure`; a camera of its own is set through
   its driver).
+- The board is remembered across a restart (:mod:`.memory`): written when a stable board is announced,
+  read back when the process starts, and confirmed on its lines on the first frame (a board full of
+  large pieces that a cold search might not find again is followed on; its squares keep their numbers).
 - On an anomaly (a stable reading that disagrees with the referee's board while it waits, or a lost
   board) the annotated frame is saved under ``vision.anomaly_dir`` (at most ``anomaly_max_files``).
 
@@ -33,6 +36,7 @@ from services.common.log import RateLimiter
 from services.common.shell import Service
 
 from .anomaly import AnomalyStore, AnomalyWatch
+from .memory import BoardMemory, load_memory, memory_path, save_memory
 from .sources import BusSource, FrameSource, SourceError, VideoFileSource, open_source
 from .tracker import CoreResult, VisionCore
 
@@ -57,6 +61,12 @@ class VisionService(Service):
         self.processed = 0
         self.anomalies_saved = 0
         self._limiter = RateLimiter(5.0)
+        self.memory_file = memory_path(config.vision.memory_file)
+        #: the board as last written to (or read from) the memory file.
+        self.remembered: BoardMemory | None = None
+        #: the remembered board this process started from (None: it started from a cold search).
+        self.resumed: BoardMemory | None = None
+        self.memories_written = 0
 
     async def _follow_referee(self) -> None:
         sub = self.subscribe(["referee.state"])
@@ -101,6 +111,49 @@ class VisionService(Service):
         self.anomalies_saved += 1
         self.log.warning("anomaly", kind=anomaly.kind, detail=anomaly.detail, saved=str(path))
 
+    def _resume(self, image: Any) -> None:
+        """Before the first frame: start from the board remembered before the restart, if any was, seen
+        by a camera of this frame's size."""
+        memory = self.remembered
+        if memory is None:
+            return
+        size = (image.shape[1], image.shape[0])
+        if tuple(memory.frame_size) != size:
+            self.log.info(
+                "the remembered board was seen in frames of another size; searching afresh",
+                remembered=list(memory.frame_size),
+                now=list(size),
+            )
+            return
+        self.core.tracker.resume(memory)
+        self.resumed = memory
+        self.log.info(
+            "board remembered from before the restart; confirming it on its lines",
+            center=[round(memory.pose.center_px.x, 1), round(memory.pose.center_px.y, 1)],
+            angle=round(memory.pose.angle_deg, 2),
+            age_s=round(time.time() - memory.saved_at, 1),
+        )
+
+    async def _remember(self, image: Any) -> None:
+        """Write the board to the memory file when it is not what the file holds (after a stable board
+        was announced). A failed write is reported and costs nothing else: the game goes on."""
+        if self.memory_file is None:
+            return
+        memory = self.core.tracker.memory((image.shape[1], image.shape[0]), saved_at=time.time())
+        if memory is None or memory.same_board(self.remembered):
+            return
+        try:
+            await asyncio.to_thread(save_memory, self.memory_file, memory)
+        except OSError as exc:
+            allowed, held = self._limiter.allow("memory")
+            if allowed:
+                self.log.warning(
+                    "cannot remember the board", path=str(self.memory_file), error=str(exc), held_back=held
+                )
+            return
+        self.remembered = memory
+        self.memories_written += 1
+
     async def _ask_camera(self, request: CameraControl) -> None:
         await self.pub.publish("camera.control", request)
 
@@ -141,6 +194,8 @@ class VisionService(Service):
             except SourceError as exc:
                 self.health, self.last_error = "fault", str(exc)
                 raise
+        if self.memory_file is not None:
+            self.remembered = await asyncio.to_thread(load_memory, self.memory_file, self.log)
         source = self.closing(self.source)
         live = not isinstance(source, BusSource)
         tasks = [
@@ -166,6 +221,8 @@ class VisionService(Service):
                     await asyncio.sleep(0.02)
                     continue
                 failures = 0
+                if self.processed == 0:
+                    self._resume(frame.image)
                 if live:
                     await self._pass_on(frame)
                 result = await asyncio.to_thread(
@@ -179,6 +236,8 @@ class VisionService(Service):
                 if result.exposure is not None:
                     await self._meter(source, result.exposure, result.detection.extra.get("plate_top", 0.0))
                 await self._handle(result, frame.image, frame.frame_id)
+                if result.changed or result.moved:
+                    await self._remember(frame.image)
                 now = time.monotonic()
                 if now - reported >= _REPORT_PERIOD_S:
                     rate = (self.processed - last_count) / (now - reported)

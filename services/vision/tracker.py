@@ -20,6 +20,7 @@ from messages import BoardObservation, BoardPose
 
 from .detector import Detection, DetectorParams, Polarity, detect, keep_numbering, read_board, track
 from .exposure import ExposureControl
+from .memory import BoardMemory
 
 #: a frame read at the prior pose that sees no grid line at all this many times in a row: the board is
 #: gone (moved out of view or taken away), the prior is dropped.
@@ -82,6 +83,11 @@ class PoseTracker:
     moved). A frame where no grid is found is read at the last good pose
     by the detector itself.
 
+    A board remembered from before a restart (:meth:`resume`) is a last good pose on probation: it is
+    followed once a frame confirms it on its lines; until then nothing is read at it (a frame that does
+    not confirm it is searched afresh, as if no board were known), and a board found elsewhere is taken
+    under the rule for a jump.
+
     A frame that shows the same picture as the last one read (a board standing still: only sensor noise
     differs) is not read again: the last reading stands, with ``extra["unchanged"] == 1``, for at most
     ``REREAD_EVERY_FRAMES`` frames in a row (unless ``reuse_unchanged`` is false). Only readings taken at
@@ -112,6 +118,8 @@ class PoseTracker:
         self._blind_frames = 0
         self._polarity: Polarity | None = None
         self._half_width = 0.0
+        #: the last good pose was remembered from before a restart and no frame has confirmed it yet.
+        self.on_probation = False
         #: the last reading taken at the last good pose, the thumbnail of its frame, and how many frames
         #: in a row have reused it since.
         self._last_read: Detection | None = None
@@ -177,7 +185,14 @@ class PoseTracker:
         else:
             # A steady board is confirmed on its lines at the last pose; the full search runs only when
             # that fails (the board moved, something covers the lines).
-            det = track(image, self.pose, self.params, polarity=self._polarity, half_width=self._half_width)
+            det = track(
+                image,
+                self.pose,
+                self.params,
+                polarity=self._polarity,
+                half_width=self._half_width,
+                search_with_prior=not self.on_probation,
+            )
         if det.pose_source == "detected" and det.pose is not None:
             if self.pose is None or self._near(det.pose, self.pose):
                 det = self._same_numbering(image, det)
@@ -196,6 +211,8 @@ class PoseTracker:
             if self._candidate_frames >= self.jump_frames:
                 self._accept(det.pose, det)
                 return det
+            if self.on_probation:
+                return replace(det, problem="jump")  # (nothing is read at a pose on probation)
             held = read_board(image, self.pose, self.params)
             return replace(held, problem="jump", processing_ms=det.processing_ms + held.processing_ms)
         if det.pose_source == "prior":
@@ -205,6 +222,27 @@ class PoseTracker:
                 self._polarity, self._half_width = None, 0.0
                 return replace(det, found=False, pose=None, squares=(), problem="no-board")
         return det
+
+    def resume(self, memory: BoardMemory) -> None:
+        """Start from a board remembered from before a restart (:mod:`.memory`), on probation (see the
+        class's description). Meant for a tracker that has not read a frame yet."""
+        self.pose = memory.pose
+        self._polarity, self._half_width = memory.polarity, memory.half_width
+        self._candidate, self._candidate_frames, self._blind_frames = None, 0, 0
+        self.on_probation = True
+
+    def memory(self, frame_size: tuple[int, int], saved_at: float = 0.0) -> BoardMemory | None:
+        """What to remember of the board now: the last good pose with the lines' polarity and width
+        measured on a clear frame, confirmed in this process; None while there is nothing such."""
+        if self.pose is None or self._polarity is None or self._half_width <= 0 or self.on_probation:
+            return None
+        return BoardMemory(
+            pose=self.pose,
+            polarity=self._polarity,
+            half_width=self._half_width,
+            frame_size=frame_size,
+            saved_at=saved_at,
+        )
 
     def _same_numbering(self, image: np.ndarray, det: Detection) -> Detection:
         """A searched pose of a board standing near 45 degrees may be numbered the other way than the
@@ -235,6 +273,7 @@ class PoseTracker:
         self._candidate = None
         self._candidate_frames = 0
         self._blind_frames = 0
+        self.on_probation = False
 
 
 @dataclass(frozen=True)

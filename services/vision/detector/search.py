@@ -486,10 +486,14 @@ def track(
     *,
     polarity: Polarity | None = None,
     half_width: float = 0.0,
+    search_with_prior: bool = True,
 ) -> Detection:
     """Read ``image`` at ``prior`` (the last good pose) when its grid lines are still where the prior
     puts them, with the pose corrected on those lines; otherwise search the whole image as
-    :func:`detect` does (with ``prior``).
+    :func:`detect` does: with ``prior``, or without it when ``search_with_prior`` is false (a prior
+    this process has not seen confirmed yet, such as one remembered from before a restart: it must
+    neither be read blind where no board is found nor keep the search from its last resorts, which
+    run only while no board is known).
 
     The confirmation needs no search: the grid's lines are located from cross-line profiles in the
     canonical view (a fraction of the search's cost), so a board that stands still or drifts by a few
@@ -524,7 +528,7 @@ def track(
                     extra={**det.extra, "half_width": hw, "tracked": 1.0, "track_rms_px": fit.rms_offset},
                 )
             )
-    return _exposure_checked(_search(im, p, prior, t0))
+    return _exposure_checked(_search(im, p, prior if search_with_prior else None, t0))
 
 
 def keep_numbering(pose: BoardPose, like: BoardPose) -> BoardPose | None:
