@@ -88,3 +88,6 @@ async def test_kill_each_process_during_a_game(crash_sim: SimStack) -> None:
     for victim in VICTIMS:
         assert after[victim] >= before[victim] + 1, f"{victim} was not restarted by supervisord {report}"
     assert set(crash_sim.states().values()) == {"RUNNING"}
+    # Vision was killed after it had announced a stable board: the restarted one started from it.
+    resumed = crash_sim.count_in_logs("board remembered from before the restart", ["vision"])
+    assert resumed["vision"] >= 1, f"the restarted vision searched afresh {crash_sim.where()}"
