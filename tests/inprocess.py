@@ -15,15 +15,18 @@ started it.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import zmq
 import zmq.asyncio
 
 from services.bus.client import Channel, Publisher, Subscriber
 from services.bus.forwarder import start_forwarders
+
+M = TypeVar("M")
 
 
 @contextmanager
@@ -96,3 +99,14 @@ async def bus_sockets(bus: Any) -> AsyncIterator[BusSockets]:
         yield sockets
     finally:
         sockets.close()
+
+
+async def first_of(sub: Subscriber, kind: type[M], within_s: float) -> M | None:
+    """The first message of type ``kind`` that ``sub`` receives within ``within_s`` seconds (anything
+    else is passed over), or None when none came."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        env = await sub.recv(timeout=0.1)
+        if env is not None and isinstance(env.message, kind):
+            return env.message
+    return None

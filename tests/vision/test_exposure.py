@@ -24,7 +24,7 @@ from services.vision.exposure import MIN_FACTOR, SETTLE_FRAMES, STEP_DOWN, Expos
 from services.vision.service import VisionService
 from services.vision.sources import BusSource, Frame, FrameSource, OpenCVSource, SourceError, VideoFileSource
 from services.vision.tracker import StabilityFilter, VisionCore
-from tests.inprocess import bus_sockets, running
+from tests.inprocess import bus_sockets, first_of, running
 
 #: a white plate with dark lines on a dark table: the look a camera metering the whole image clips.
 WHITE_PLATE = (225, 228, 230)
@@ -333,12 +333,7 @@ async def test_a_camera_that_cannot_change_its_exposure_does_not_stall_the_game(
     vision = VisionService(config, source=camera)
     async with running(vision) as (task,), bus_sockets(config.bus) as sockets:
         sub = sockets.subscriber(["vision.stable"])
-        deadline = time.monotonic() + DEADLINE_S
-        stable = None
-        while stable is None and time.monotonic() < deadline:
-            env = await sub.recv(timeout=0.1)
-            if env is not None and isinstance(env.message, BoardObservation):
-                stable = env.message
+        stable = await first_of(sub, BoardObservation, DEADLINE_S)
         assert stable is not None, "the board never became stable"
         assert camera.asked == 1 and not vision.core.exposure.controllable
         assert stable.problem == "overexposed"  # read as it is, and said so

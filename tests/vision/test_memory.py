@@ -33,7 +33,7 @@ from services.vision.memory import (
 from services.vision.service import VisionService
 from services.vision.sources import Frame, FrameSource
 from services.vision.tracker import PoseTracker, StabilityFilter, VisionCore
-from tests.inprocess import bus_sockets, running
+from tests.inprocess import bus_sockets, first_of, running
 
 from .synth import Scene, draw
 from .test_sweep import truth_as_read
@@ -312,16 +312,11 @@ async def test_an_unwritable_memory_is_reported_and_the_game_goes_on(bus: Any, t
     vision = VisionService(config, source=_Frames(GAME))
     async with running(vision) as (task,), bus_sockets(config.bus) as sockets:
         sub = sockets.subscriber(["vision.stable"])
-        deadline = time.monotonic() + DEADLINE_S
-        stable = None
-        while stable is None and time.monotonic() < deadline:
-            env = await sub.recv(timeout=0.1)
-            if env is not None and isinstance(env.message, BoardObservation):
-                stable = env.message
+        stable = await first_of(sub, BoardObservation, DEADLINE_S)
         assert stable is not None and stable.board == "X...O...X"
         # The write is tried right after the publication, before the next frame is read: two frames on,
         # it has failed, and the service reads on.
-        after = vision.processed + 2
+        after, deadline = vision.processed + 2, time.monotonic() + DEADLINE_S
         while vision.processed < after and time.monotonic() < deadline:
             await sub.recv(timeout=0.05)
         assert vision.processed >= after
