@@ -6,9 +6,13 @@ flat and contest_table, seeds 1-4; apart, seeds 1-4; unseen, sealed and gridded,
 each, see ``bench.vision.GENERATORS``). The generator that is still held out (blind) is not read here:
 its report is run once a change is kept (``bench/vision.py``), never to choose one.
 
-    .venv/bin/python bench/vision_frames.py record OUT.json [--sets tune,apart,unseen] [--frames 300]
+    .venv/bin/python bench/vision_frames.py record OUT.json [--sets tune,apart] [--frames 300] [--tracked]
     .venv/bin/python bench/vision_frames.py summary OUT.json
     .venv/bin/python bench/vision_frames.py compare BEFORE.json AFTER.json
+
+``--tracked`` reads the frames as the device reads a board it follows: each frame the cold search finds is
+read again by ``track()`` at the pose found, moved as a frame ago (``A_FRAME_AGO``), with the lines'
+polarity and width found (a frame the cold search misses keeps its cold reading).
 
 ``record`` writes one record per frame (generator, seed, index, whether it is occluded, whether a board was
 found, whether the detection is occluded, the board read, the truth as the detection numbers the squares, each
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections import Counter
 from collections.abc import Iterable
@@ -33,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import cv2
+import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -49,18 +55,35 @@ SETS: dict[str, list[tuple[str, int]]] = {
 JOB_FRAMES = 50
 #: a square read wrong this sure or more counts against issue 11's target (none).
 SURE = 0.9
+#: where the tracker's prior stands for ``--tracked``: the pose found, shifted (x, y pixels) and turned
+#: (degrees) as a board drifting slowly was a frame ago.
+A_FRAME_AGO = (0.7, -0.5, 0.3)
 
 Record = dict[str, Any]
 
 
-def _records(job: tuple[str, int, int, int]) -> list[Record]:
+def a_frame_ago(pose: Any) -> Any:
+    """``pose`` (a :class:`messages.BoardPose`) shifted and turned about its centre by ``A_FRAME_AGO``."""
+    from services.vision.detector import homography_of, pose_from_homography
+
+    dx, dy, degrees = A_FRAME_AGO
+    a = math.radians(degrees)
+    turn = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
+    centre = np.array([pose.center_px.x, pose.center_px.y])
+    moved = np.eye(3)  # image -> the image a frame ago
+    moved[:2, :2], moved[:2, 2] = turn, centre + np.array([dx, dy]) - turn @ centre
+    return pose_from_homography(homography_of(pose) @ np.linalg.inv(moved))
+
+
+def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, bool]) -> list[Record]:
     """The records of frames ``lo`` to ``hi`` of ``generator`` at ``seed``: ``job`` is (generator, seed,
-    lo, hi). A frame the generator cannot render (it raises ValueError) has none."""
+    lo, hi[, tracked]). A frame the generator cannot render (it raises ValueError) has none."""
     from bench.vision import _rotate
-    from services.vision.detector import detect
+    from services.vision.detector import detect, track
     from tests.vision.tuning_frames import tuning_sample
 
-    generator, seed, lo, hi = job
+    generator, seed, lo, hi = job[:4]
+    tracked = len(job) > 4 and bool(job[4])
     cv2.setNumThreads(1)
     out: list[Record] = []
     for index in range(lo, hi):
@@ -69,6 +92,9 @@ def _records(job: tuple[str, int, int, int]) -> list[Record]:
         except ValueError:  # (heldout seed 4 frame 155: a condition it cannot honour)
             continue
         det = detect(sample.image)
+        if tracked and det.found and det.pose is not None:
+            width = det.extra.get("half_width", 0.0)
+            det = track(sample.image, a_frame_ago(det.pose), polarity=det.polarity, half_width=width)
         turns = round((det.pose.angle_deg - sample.angle_deg) / 90) if det.pose else 0
         out.append(
             {
@@ -87,10 +113,11 @@ def _records(job: tuple[str, int, int, int]) -> list[Record]:
     return out
 
 
-def record(sets: list[str], frames: int, jobs: int) -> list[Record]:
-    """Every frame of the tuning ``sets`` (``frames`` each generator and seed) read, ``jobs`` at a time."""
+def record(sets: list[str], frames: int, jobs: int, tracked: bool = False) -> list[Record]:
+    """Every frame of the tuning ``sets`` (``frames`` each generator and seed) read, ``jobs`` at a time
+    (``tracked``: as the tracker reads them, see the module's docstring)."""
     work = [
-        (generator, seed, lo, min(lo + JOB_FRAMES, frames))
+        (generator, seed, lo, min(lo + JOB_FRAMES, frames), tracked)
         for name in sets
         for generator, seed in SETS[name]
         for lo in range(0, frames, JOB_FRAMES)
@@ -193,6 +220,7 @@ def main() -> int:
     rec.add_argument("--sets", default=",".join(SETS), help=f"of {', '.join(SETS)} (default all)")
     rec.add_argument("--frames", type=int, default=300, help="frames of each generator and seed")
     rec.add_argument("--jobs", type=int, default=2, help="processes reading at once")
+    rec.add_argument("--tracked", action="store_true", help="read found boards as the tracker does")
     summ = sub.add_parser("summary", help="the figures of a record")
     summ.add_argument("records", type=Path)
     cmp = sub.add_parser("compare", help="the frames whose reading changed between two records")
@@ -200,7 +228,7 @@ def main() -> int:
     cmp.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "record":
-        records = record(args.sets.split(","), args.frames, args.jobs)
+        records = record(args.sets.split(","), args.frames, args.jobs, args.tracked)
         args.out.write_text(json.dumps(records))
         print(summary(records))
     elif args.command == "summary":

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from bench.vision_frames import Record, _records, compare, summary, tally
+import pytest
+
+from bench.vision_frames import A_FRAME_AGO, Record, _records, a_frame_ago, compare, summary, tally
+from services.vision.detector import detect
+from tests.vision.synth import Scene, draw
 
 
 def _record(read: str, truth: str, *, occluded: bool = False, flagged: bool = False) -> Record:
@@ -55,3 +59,24 @@ def test_a_stretch_of_a_generator_is_read_into_records() -> None:
     records = _records(("flat", 1, 0, 2))
     assert [r["index"] for r in records] == [0, 1]
     assert all(len(r["read"]) == len(r["truth"]) == 9 for r in records)
+
+
+def test_a_found_board_is_read_again_as_the_tracker_reads_it() -> None:
+    """``--tracked``: the frames the cold search finds are read by track() at the pose found as it was a
+    frame ago; on a steady board that confirms on its lines, the reading and the figures agree."""
+    cold = _records(("flat", 1, 0, 3))
+    tracked = _records(("flat", 1, 0, 3, True))
+    assert [r["index"] for r in tracked] == [r["index"] for r in cold]
+    assert [r["found"] for r in tracked] == [r["found"] for r in cold]
+    assert sum(r["read"] == r["truth"] for r in tracked) >= sum(r["read"] == r["truth"] for r in cold) - 1
+
+
+def test_a_frame_ago_moves_the_pose_by_the_drift_of_a_frame() -> None:
+    pose = detect(draw(Scene(center=(320.0, 240.0), angle_deg=10.0), seed=1)).pose
+    assert pose is not None
+    before = a_frame_ago(pose)
+    dx, dy, degrees = A_FRAME_AGO
+    assert before.center_px.x - pose.center_px.x == pytest.approx(dx, abs=1e-6)
+    assert before.center_px.y - pose.center_px.y == pytest.approx(dy, abs=1e-6)
+    # (turned clockwise as seen, the image's y axis pointing down: the angle, counter-clockwise, drops)
+    assert before.angle_deg - pose.angle_deg == pytest.approx(-degrees, abs=1e-6)
