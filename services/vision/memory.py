@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import msgspec
+import numpy as np
 
 from messages import BoardPose
 from services.common.durable import move_aside, write_atomically
@@ -29,6 +30,11 @@ from services.common.durable import move_aside, write_atomically
 from .detector import Polarity
 
 MEMORY_VERSION: Final = 1
+#: a remembered line as wide as a square is no line (half widths are a few hundredths of a pitch).
+MAX_HALF_WIDTH: Final = 0.5
+#: a homography (image pixels -> squares) this close to singular maps no board (a real one's
+#: determinant is about 1 / pitch squared, 1e-4 at a 100 px pitch).
+MIN_DETERMINANT: Final = 1e-12
 
 
 class BoardMemory(msgspec.Struct, frozen=True, kw_only=True):
@@ -61,8 +67,13 @@ def decode_memory(raw: bytes) -> BoardMemory:
         raise UnreadableMemory(str(exc)) from None
     if memory.version != MEMORY_VERSION:
         raise UnreadableMemory(f"version {memory.version}, expected {MEMORY_VERSION}")
-    if len(memory.pose.homography) != 9 or not memory.half_width > 0:
+    if len(memory.pose.homography) != 9 or not 0 < memory.half_width < MAX_HALF_WIDTH:
         raise UnreadableMemory("no homography or no line width")
+    h = np.array(memory.pose.homography, dtype=float).reshape(3, 3)
+    if not np.isfinite(h).all() or abs(np.linalg.det(h)) < MIN_DETERMINANT:
+        raise UnreadableMemory("a homography that maps no board")
+    if min(memory.frame_size) <= 0:
+        raise UnreadableMemory(f"frame size {memory.frame_size}")
     return memory
 
 

@@ -117,6 +117,13 @@ def test_a_memory_of_another_version_or_without_its_geometry_is_refused() -> Non
         decode_memory(encode_memory(flat))
     with pytest.raises(UnreadableMemory, match="line width"):
         decode_memory(encode_memory(msgspec.structs.replace(memory, half_width=0.0)))
+    singular = msgspec.structs.replace(
+        memory, pose=msgspec.structs.replace(memory.pose, homography=(0.0,) * 9)
+    )
+    with pytest.raises(UnreadableMemory, match="maps no board"):
+        decode_memory(encode_memory(singular))
+    with pytest.raises(UnreadableMemory, match="frame size"):
+        decode_memory(encode_memory(msgspec.structs.replace(memory, frame_size=(0, 480))))
 
 
 def test_a_memory_that_cannot_be_written_raises_and_leaves_the_old_one(tmp_path: Path) -> None:
