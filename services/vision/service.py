@@ -245,6 +245,8 @@ class VisionService(Service):
                     self.detail = f"{rate:.1f} fps, board {obs.board}, {obs.processing_ms:.1f} ms/frame"
                     if self.core.exposure.factor != 1.0:
                         self.detail += f", exposure x{self.core.exposure.factor:.2f} (metered on the board)"
+                    if self.core.tracker.on_probation:
+                        self.detail += ", the board remembered from before the restart not yet seen"
                     self.health = "ok" if obs.found else "degraded"
                     reported, last_count = now, self.processed
         finally:

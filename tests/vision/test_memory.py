@@ -328,3 +328,18 @@ async def test_an_unwritable_memory_is_reported_and_the_game_goes_on(bus: Any, t
             await sub.recv(timeout=0.05)
         assert vision.processed >= after
         assert vision.remembered is None and not task.done()
+
+
+async def test_a_remembered_board_not_yet_seen_is_shown_in_the_health_detail(bus: Any) -> None:
+    """The board was taken away while vision was down: the service runs, says what it waits for, and
+    publishes no stable board."""
+    config = _fast(bus)
+    save_memory(Path(config.vision.memory_file), _memory_of(draw(GAME, seed=1)))
+    vision = VisionService(config, source=_Frames(Scene(center=(2000.0, 2000.0))))
+    async with running(vision) as (task,), bus_sockets(config.bus) as sockets:
+        sub = sockets.subscriber(["vision.stable"])
+        deadline = time.monotonic() + DEADLINE_S
+        while "remembered" not in vision.detail and time.monotonic() < deadline:
+            assert await sub.recv(timeout=0.1) is None  # no stable board, ever
+        assert "not yet seen" in vision.detail and vision.resumed is not None
+        assert vision.core.tracker.on_probation and not task.done()
