@@ -43,6 +43,8 @@ from .tracker import CoreResult, VisionCore
 #: a live camera that fails to deliver this many reads in a row is given up (supervisord restarts us).
 MAX_READ_FAILURES: Final = 50
 _REPORT_PERIOD_S: Final = 1.0
+#: at the end, a memory write in flight is waited for this long at most.
+WRITE_GRACE_S: Final = 1.0
 
 
 class VisionService(Service):
@@ -67,6 +69,11 @@ class VisionService(Service):
         #: the remembered board this process started from (None: it started from a cold search).
         self.resumed: BoardMemory | None = None
         self.memories_written = 0
+        self.memory_errors = 0
+        #: the newest board to remember, not yet handed to the writer, and the writer (one at a time).
+        self._unwritten: BoardMemory | None = None
+        self._queued: BoardMemory | None = None
+        self._writer: asyncio.Task[None] | None = None
 
     async def _follow_referee(self) -> None:
         sub = self.subscribe(["referee.state"])
@@ -134,25 +141,41 @@ class VisionService(Service):
             age_s=round(time.time() - memory.saved_at, 1),
         )
 
-    async def _remember(self, image: Any) -> None:
-        """Write the board to the memory file when it is not what the file holds (after a stable board
-        was announced). A failed write is reported and costs nothing else: the game goes on."""
+    def _remember(self, image: Any) -> None:
+        """Have the board written to the memory file when it is not what the file holds or is about to
+        (after a stable board was announced). The write runs beside the frames (an fsync on an SD card
+        can take a tenth of a second, and the frames after a new stable board are the ones a button
+        press is judged on); a newer board waiting replaces an older one not yet written."""
         if self.memory_file is None:
             return
         memory = self.core.tracker.memory((image.shape[1], image.shape[0]), saved_at=time.time())
-        if memory is None or memory.same_board(self.remembered):
+        if memory is None or memory.same_board(self._queued or self.remembered):
             return
-        try:
-            await asyncio.to_thread(save_memory, self.memory_file, memory)
-        except OSError as exc:
-            allowed, held = self._limiter.allow("memory")
-            if allowed:
-                self.log.warning(
-                    "cannot remember the board", path=str(self.memory_file), error=str(exc), held_back=held
-                )
-            return
-        self.remembered = memory
-        self.memories_written += 1
+        self._unwritten = self._queued = memory
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_memories(), name="vision.memory")
+
+    async def _write_memories(self) -> None:
+        """Write the boards handed over until none waits. A failed write is reported and costs nothing
+        else: the game goes on."""
+        assert self.memory_file is not None
+        while (memory := self._unwritten) is not None:
+            self._unwritten = None
+            try:
+                await asyncio.to_thread(save_memory, self.memory_file, memory)
+            except OSError as exc:
+                self.memory_errors += 1
+                allowed, held = self._limiter.allow("memory")
+                if allowed:
+                    self.log.warning(
+                        "cannot remember the board",
+                        path=str(self.memory_file),
+                        error=str(exc),
+                        held_back=held,
+                    )
+                continue
+            self.remembered = memory
+            self.memories_written += 1
 
     async def _ask_camera(self, request: CameraControl) -> None:
         await self.pub.publish("camera.control", request)
@@ -237,7 +260,7 @@ class VisionService(Service):
                     await self._meter(source, result.exposure, result.detection.extra.get("plate_top", 0.0))
                 await self._handle(result, frame.image, frame.frame_id)
                 if result.changed or result.moved:
-                    await self._remember(frame.image)
+                    self._remember(frame.image)
                 now = time.monotonic()
                 if now - reported >= _REPORT_PERIOD_S:
                     rate = (self.processed - last_count) / (now - reported)
@@ -253,3 +276,9 @@ class VisionService(Service):
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            if (writer := self._writer) is not None:
+                # A write in flight is let finish (a few ms): it is atomic either way, but a board the
+                # process saw last is worth keeping for the next one.
+                await asyncio.wait({writer}, timeout=WRITE_GRACE_S)
+                writer.cancel()
+                await asyncio.gather(writer, return_exceptions=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -321,12 +322,14 @@ async def test_an_unwritable_memory_is_reported_and_the_game_goes_on(bus: Any, t
         sub = sockets.subscriber(["vision.stable"])
         stable = await first_of(sub, BoardObservation, DEADLINE_S)
         assert stable is not None and stable.board == "X...O...X"
-        # The write is tried right after the publication, before the next frame is read: two frames on,
-        # it has failed, and the service reads on.
-        after, deadline = vision.processed + 2, time.monotonic() + DEADLINE_S
-        while vision.processed < after and time.monotonic() < deadline:
+        # The write is tried beside the frames after the publication: it fails, the service reads on.
+        deadline = time.monotonic() + DEADLINE_S
+        while vision.memory_errors == 0 and time.monotonic() < deadline:
             await sub.recv(timeout=0.05)
-        assert vision.processed >= after
+        processed = vision.processed
+        while vision.processed < processed + 2 and time.monotonic() < deadline:
+            await sub.recv(timeout=0.05)
+        assert vision.memory_errors >= 1 and vision.processed >= processed + 2
         assert vision.remembered is None and not task.done()
 
 
@@ -343,3 +346,31 @@ async def test_a_remembered_board_not_yet_seen_is_shown_in_the_health_detail(bus
             assert await sub.recv(timeout=0.1) is None  # no stable board, ever
         assert "not yet seen" in vision.detail and vision.resumed is not None
         assert vision.core.tracker.on_probation and not task.done()
+
+
+async def test_a_slow_write_does_not_hold_up_the_frames(bus: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An fsync on an SD card can take a tenth of a second: the frames after a new stable board (the
+    ones a button press is judged on) are read while the memory is being written."""
+    from services.vision import service as vision_service
+
+    disk = threading.Event()
+
+    def slow_save(path: Path, memory: BoardMemory) -> None:
+        disk.wait(DEADLINE_S)
+        save_memory(path, memory)
+
+    monkeypatch.setattr(vision_service, "save_memory", slow_save)
+    config = _fast(bus)
+    vision = VisionService(config, source=_Frames(GAME))
+    async with running(vision) as (task,), bus_sockets(config.bus) as sockets:
+        sub = sockets.subscriber(["vision.stable"])
+        assert await first_of(sub, BoardObservation, DEADLINE_S) is not None
+        processed, deadline = vision.processed, time.monotonic() + DEADLINE_S
+        while vision.processed < processed + 5 and time.monotonic() < deadline:
+            await sub.recv(timeout=0.05)
+        assert vision.processed >= processed + 5 and vision.memories_written == 0  # read on, not written
+        disk.set()
+        while vision.memories_written == 0 and time.monotonic() < deadline:
+            await sub.recv(timeout=0.05)
+        assert vision.memories_written == 1 and not task.done()
+    assert load_memory(Path(config.vision.memory_file), _Log()) == vision.remembered
