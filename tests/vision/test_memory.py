@@ -21,7 +21,7 @@ import msgspec
 import numpy as np
 import pytest
 
-from messages import BoardObservation
+from messages import BoardObservation, BoardPose
 from services.vision import detector as D
 from services.vision.memory import (
     BoardMemory,
@@ -140,7 +140,7 @@ def test_a_memory_that_cannot_be_written_raises_and_leaves_the_old_one(tmp_path:
 # -- the tracker's probation -------------------------------------------------------------------------
 
 
-def _sample_pose(sample: Any) -> D.Detection:
+def _sample_pose(sample: Any) -> BoardPose:
     """The pose the sample's own truth gives (centre, angle, pitch; no perspective): a board as a
     tracker following it since it was empty would have remembered it, to within a pixel or two."""
     a = math.radians(sample.angle_deg)
