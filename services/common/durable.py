@@ -14,24 +14,34 @@ import time
 from pathlib import Path
 
 
-def write_atomically(path: str | os.PathLike[str], body: bytes) -> None:
-    """Replace the file at ``path`` by ``body`` (its folder created if missing), durably.
+def write_atomically(path: str | os.PathLike[str], body: bytes, mode: int = 0o600) -> None:
+    """Replace the file at ``path`` by ``body`` (its folder created if missing; a new file gets
+    ``mode``), durably.
 
     :raises OSError: when it cannot be written (disk full, permissions); the old file is then intact.
     """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp")
     target.parent.mkdir(parents=True, exist_ok=True)
-    with open(tmp, "wb") as f:
-        f.write(body)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, target)
-    folder = os.open(target.parent, os.O_RDONLY)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:
-        os.fsync(folder)
+        view = memoryview(body)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
     finally:
-        os.close(folder)
+        os.close(fd)
+    os.replace(tmp, target)
+    sync_folder(target.parent)
+
+
+def sync_folder(path: str | os.PathLike[str]) -> None:
+    """fsync the folder ``path``: a file created, renamed or removed in it stays so after a power cut."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def move_aside(path: str | os.PathLike[str], now: float | None = None) -> Path:

@@ -24,6 +24,8 @@ from typing import Final
 
 import msgspec
 
+from services.common.durable import sync_folder, write_atomically
+
 from .events import Event, decode_event, encode_event
 
 _HEAD: Final = struct.Struct("<II")
@@ -94,7 +96,7 @@ class Journal:
             created = not self.path.exists()
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             if created:  # the new name must survive a power cut too
-                _sync_dir(self.path.parent)
+                sync_folder(self.path.parent)
         except OSError as exc:
             raise JournalError(f"cannot open the journal {self.path}: {exc.strerror}") from None
         self.records = 0
@@ -119,18 +121,10 @@ class Journal:
         """Replace the whole journal by the single record ``first`` (a checkpoint of the state), atomically:
         the new file is written and synced beside the old one, then renamed over it. A crash at any
         moment leaves either the old journal or the new one."""
-        tmp = self.path.with_name(self.path.name + ".compact")
         record = encode_record(first)
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            try:
-                os.write(fd, record)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
             self.sync()
-            os.replace(tmp, self.path)
-            _sync_dir(self.path.parent)
+            write_atomically(self.path, record)
             os.close(self._fd)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
@@ -156,14 +150,6 @@ class Journal:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _sync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def open_journal(path: str | os.PathLike[str]) -> tuple[Journal, list[Event], Recovery]:

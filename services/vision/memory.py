@@ -17,7 +17,6 @@ unreadable one is moved aside with a warning, one taken with a camera of another
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Final
 
@@ -111,4 +110,4 @@ def save_memory(path: Path, memory: BoardMemory) -> None:
 
 def memory_path(setting: str) -> Path | None:
     """The configured file (``vision.memory_file``), None when vision is to remember nothing ("")."""
-    return Path(os.path.expanduser(setting)) if setting else None
+    return Path(setting) if setting else None
