@@ -110,7 +110,7 @@ def test_the_black_pieces_read_bare_are_found(generator: str, seed: int, index: 
 READ_WITHOUT_IT = (("contest_table", 4, 29), ("apart", 4, 196))
 
 
-def test_without_the_rule_they_read_bare(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_rule_they_read_bare(monkeypatch: pytest.MonkeyPatch, rules_alone: None) -> None:
     monkeypatch.setattr(search, "_like_the_far_kind", lambda readings, discs, dark: (readings, discs))
     # (Nor the doubt that follows it, which reads such a square unknown rather than bare, and would
     # have by itself: squares._bare_off_the_plate.)

@@ -97,7 +97,7 @@ def test_the_white_pieces_read_bare_are_found(
     assert [det.board[k] for k in squares] == [truth[k] for k in squares] == ["O"] * len(squares)
 
 
-def test_without_the_rule_they_read_bare(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_rule_they_read_bare(monkeypatch: pytest.MonkeyPatch, rules_alone: None) -> None:
     monkeypatch.setattr(pieces, "RIM_BESIDE_LINES_SHARE", np.inf)
     for generator, seed, index, squares in BARE_WITHOUT_IT:
         det, _truth = read_tuning_frame(generator, seed, index)

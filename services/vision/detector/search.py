@@ -17,6 +17,7 @@ from messages import BoardPose
 from .across import _lying_across
 from .cells import _fit_homography, _Lattice, _locate
 from .comb import _comb_search
+from .doubt import doubted
 from .geometry import (
     GRID_SQUARES,
     SQUARE_CENTRES,
@@ -177,7 +178,16 @@ def detect(
     """
     t0 = time.perf_counter()
     p = params or DEFAULT_PARAMS
-    return _exposure_checked(_search(_prepare_image(image), p, prior, t0))
+    im = _prepare_image(image)
+    return _finished(im, _search(im, p, prior, t0))
+
+
+def _finished(im: _Image, det: Detection) -> Detection:
+    """What :func:`detect`, :func:`track` and :func:`read_board` return: ``det`` checked for exposure,
+    then with the squares the learned second opinion doubts made unknown (:func:`.doubt.doubted`). (In
+    that order: a clipped plate is said overexposed, so that the camera's exposure is lowered, whatever
+    the network makes of its squares.)"""
+    return doubted(im.bgr if im.bgr is not None else im.gray, _exposure_checked(det))
 
 
 def _exposure_checked(det: Detection) -> Detection:
@@ -520,15 +530,16 @@ def track(
             h2, pose = _normalise_turn(h2)
         det = _read_in_brightest(im, read_at_pose(im, pose, polarity, hw, p, h=h2), hw, p, h=h2)
         if det.line_contrast * sign > 0:
-            return _exposure_checked(
+            return _finished(
+                im,
                 replace(
                     det,
                     pose_source="detected",
                     processing_ms=_ms_since(t0),
                     extra={**det.extra, "half_width": hw, "tracked": 1.0, "track_rms_px": fit.rms_offset},
-                )
+                ),
             )
-    return _exposure_checked(_search(im, p, prior if search_with_prior else None, t0))
+    return _finished(im, _search(im, p, prior if search_with_prior else None, t0))
 
 
 def keep_numbering(pose: BoardPose, like: BoardPose) -> BoardPose | None:
@@ -561,7 +572,7 @@ def read_board(image: np.ndarray, pose: BoardPose, params: DetectorParams | None
     p = params or DEFAULT_PARAMS
     im = _prepare_image(image)
     det = _read_in_brightest(im, read_at_pose(im, pose, None, DEFAULT_HALF_WIDTH, p), DEFAULT_HALF_WIDTH, p)
-    return _exposure_checked(replace(det, pose_source="prior", processing_ms=_ms_since(t0)))
+    return _finished(im, replace(det, pose_source="prior", processing_ms=_ms_since(t0)))
 
 
 def _read_in_brightest(

@@ -1,0 +1,331 @@
+"""Train the detector's learned second opinion (services/vision/detector/doubt.py) and write its weights.
+
+The squares it learns from are those of the tuning sets' clear frames (bench/vision_frames.py's sets:
+generators written apart from the detector, never the held-out one, tests/vision/blind), of the
+simulator's renderer (bench/vision.py's sweeps) and of the second renderer (tests/vision/synth.py's
+contest looks under issue 11's conditions), at seeds of their own, each cut out at the pose the detector
+found, with the frame's truth. Occluded frames are left out (what lies under a hand is no
+state). Training needs torch, which the project does not (the detector runs the network in numpy): a
+CPU build added to the project's venv does,
+
+    .venv/bin/pip install torch --index-url https://download.pytorch.org/whl/cpu
+    .venv/bin/python bench/train_square_net.py squares /tmp/squares.npz
+    .venv/bin/python bench/train_square_net.py train /tmp/squares.npz \\
+        [--hold-out sealed,gridded] [--out services/vision/detector/square_net.npz]
+
+``train`` with ``--hold-out`` trains without those generators' squares and prints what the second opinion
+would do on them (squares and frames the stability filter would take, right and wrong, doubted at each
+probability): how a network generalises to boards it never saw, which is how DOUBT_PROBABILITY was chosen.
+Without it, all squares train the network written to ``--out``; the numpy forward pass the detector runs
+is checked against torch's on the squares before it is written. Seeded: the same squares give the same
+weights on one machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+#: the renderer's frames: (seed, random looks) of bench/vision.py's sweeps (its own timing sweeps use
+#: seeds 1 and 2) and how many of each.
+SIM_SWEEPS = ((11, False), (12, True), (13, True))
+SIM_FRAMES = 300
+#: the sources by number, as ``frame`` records them.
+SOURCES = ("heldout", "flat", "contest_table", "apart", "unseen", "sealed", "gridded", "simcam", "synth")
+#: the second renderer's scenes (tests/vision/synth.py): (seed, frames) of each job; contest looks under
+#: each of tests/vision/test_conditions.py's conditions or none, and black boards with black lines (seeds
+#: of their own: those tests draw at 11-13 and 1-2).
+SYNTH_JOBS = tuple((seed, 100) for seed in range(101, 107))
+#: training: epochs, batch, learning rate, weight decay, the seed; the brightness and offset jitter
+#: (in contrasts) each batch is drawn with.
+EPOCHS = 8
+BATCH = 256
+LEARNING_RATE = 2e-3
+WEIGHT_DECAY = 1e-4
+SEED = 0
+JITTER = 0.1
+#: the second opinion's probabilities reported with --hold-out.
+REPORTED = (0.9, 0.97, 0.99)
+
+
+# ----------------------------------------------------------------------------------------------------
+# the squares
+
+
+def _tuning_job(job: tuple[str, int, int, int]) -> list[tuple[np.ndarray, np.ndarray, int, tuple[int, ...]]]:
+    """The squares of frames ``lo`` to ``hi`` of a tuning generator at a seed (``job``)."""
+    import cv2
+
+    from tests.vision.tuning_frames import tuning_sample
+
+    generator, seed, lo, hi = job
+    cv2.setNumThreads(1)
+    out = []
+    for index in range(lo, hi):
+        try:
+            sample = tuning_sample(generator, seed, index)
+        except ValueError:  # (a condition a generator cannot honour)
+            continue
+        if not sample.occluded:
+            out += _squares_of(
+                sample.image, sample.board, sample.angle_deg, (SOURCES.index(generator), seed, index)
+            )
+    return out
+
+
+def _sim_job(job: tuple[int, bool]) -> list[tuple[np.ndarray, np.ndarray, int, tuple[int, ...]]]:
+    """The squares of a sweep of the simulator's renderer (``job``: seed, random looks)."""
+    import cv2
+
+    from bench.vision import make_sweep
+
+    seed, random_looks = job
+    cv2.setNumThreads(1)
+    out = []
+    for index, (image, board, _centre, angle) in enumerate(make_sweep(SIM_FRAMES, seed, random_looks)):
+        out += _squares_of(image, board, angle, (SOURCES.index("simcam"), seed, index))
+    return out
+
+
+def _synth_job(job: tuple[int, int]) -> list[tuple[np.ndarray, np.ndarray, int, tuple[int, ...]]]:
+    """The squares of ``frames`` scenes of the second renderer at ``seed`` (``job``): a contest look,
+    changed by one of the conditions of tests/vision/test_conditions.py drawn at random (or none), and
+    one scene in five a black board with black lines (black pieces lighter than the plate)."""
+    from dataclasses import replace
+
+    import cv2
+
+    from tests.vision.looks import contest_scene
+    from tests.vision.synth import draw
+    from tests.vision.test_conditions import CONDITIONS
+
+    seed, frames = job
+    cv2.setNumThreads(1)
+    rng = np.random.default_rng(seed)
+    changes = [change for change, _floor in CONDITIONS.values()]
+    out = []
+    for index in range(frames):
+        scene = contest_scene(rng)
+        if rng.random() < 0.2:
+            scene = replace(
+                scene,
+                board_grey=float(rng.uniform(15, 35)),
+                line_grey=float(rng.uniform(5, 15)),
+                black_grey=float(rng.uniform(30, 60)),
+                white_grey=float(rng.uniform(200, 240)),
+                line_px=float(rng.uniform(0.04, 0.08)) * scene.pitch_px,
+            )
+        else:
+            pick = int(rng.integers(len(changes) + 1))
+            if pick < len(changes):
+                scene = changes[pick](scene, rng)  # type: ignore[operator]
+        frame = (SOURCES.index("synth"), seed, index)
+        out += _squares_of(draw(scene, seed=index), scene.board, scene.angle_deg, frame)
+    return out
+
+
+def _squares_of(
+    image: np.ndarray, board: str, angle_deg: float, frame: tuple[int, int, int]
+) -> list[tuple[np.ndarray, np.ndarray, int, tuple[int, ...]]]:
+    """(patch, context, true state, (source, seed, index, square, rules' state, rules' confidence x 1000))
+    of each square of a frame whose board the detector finds; none when it does not."""
+    from bench.vision import _rotate
+    from services.vision.detector import detect, homography_of
+    from services.vision.detector.doubt import STATES, square_patches
+
+    det = detect(image)
+    if not det.found or det.pose is None:
+        return []
+    truth = _rotate(board, round((det.pose.angle_deg - angle_deg) / 90))
+    patches, context = square_patches(image, homography_of(det.pose))
+    states = {".": 0, "X": 1, "O": 2}
+    out = []
+    for n, square in enumerate(det.squares):
+        rules = STATES.index(square.state) if square.state in STATES else len(STATES)
+        key = (*frame, n, rules, round(square.confidence * 1000))
+        out.append((patches[n], context, states[truth[n]], key))
+    return out
+
+
+def cut_squares(path: Path, jobs: int) -> None:
+    """Every square of the tuning sets' clear frames and of the renderer's sweeps, to ``path`` (npz)."""
+    from multiprocessing import Pool
+
+    from bench.vision_frames import JOB_FRAMES, SETS
+
+    frames = 300
+    tuning = [
+        (generator, seed, lo, min(lo + JOB_FRAMES, frames))
+        for name in SETS
+        for generator, seed in SETS[name]
+        for lo in range(0, frames, JOB_FRAMES)
+    ]
+    rows: list[tuple[np.ndarray, np.ndarray, int, tuple[int, ...]]] = []
+    with Pool(jobs) as pool:
+        for chunk in pool.imap(_tuning_job, tuning):
+            rows += chunk
+        for chunk in pool.imap(_sim_job, SIM_SWEEPS):
+            rows += chunk
+        for chunk in pool.imap(_synth_job, SYNTH_JOBS):
+            rows += chunk
+    np.savez_compressed(
+        path,
+        patches=np.array([r[0] for r in rows], np.float16),
+        context=np.array([r[1] for r in rows], np.float32),
+        truth=np.array([r[2] for r in rows], np.int64),
+        keys=np.array([r[3] for r in rows], np.int64),
+    )
+    print(f"{len(rows)} squares to {path}")
+
+
+# ----------------------------------------------------------------------------------------------------
+# the network (torch)
+
+
+def _network():  # type: ignore[no-untyped-def]
+    """The network doubt.probabilities runs, in torch: three 3x3 convolutions (16, 32, 32 channels,
+    ReLU, 2x2 max pooling after the first two), the board's context joined, 32 hidden units, 3 states."""
+    import torch
+    from torch import nn
+
+    from services.vision.detector.doubt import CONTEXT, PATCH
+
+    side = PATCH // 4
+
+    class SquareNet(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 16, 3, padding=1)
+            self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
+            self.conv3 = nn.Conv2d(32, 32, 3, padding=1)
+            self.fc1 = nn.Linear(32 * side * side + CONTEXT, 32)
+            self.fc2 = nn.Linear(32, 3)
+
+        def forward(self, x: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+            pool, relu = nn.functional.max_pool2d, nn.functional.relu
+            x = pool(relu(self.conv1(x)), 2)
+            x = pool(relu(self.conv2(x)), 2)
+            x = relu(self.conv3(x))
+            return self.fc2(relu(self.fc1(torch.cat([x.flatten(1), context], 1))))
+
+    return SquareNet()
+
+
+def _batches(n: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    order = rng.permutation(n)
+    for start in range(0, n, BATCH):
+        yield order[start : start + BATCH]
+
+
+def train(patches: np.ndarray, context: np.ndarray, truth: np.ndarray):  # type: ignore[no-untyped-def]
+    """The network trained on the squares (seeded). Each batch is turned by a random quarter turn and
+    mirrored half the time (a square's state does not depend on which way the board lies), and its
+    brightness scaled and shifted by ``JITTER`` of the contrast."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(SEED)
+    rng = np.random.default_rng(SEED)
+    net = _network()
+    optimiser = torch.optim.Adam(net.parameters(), LEARNING_RATE, weight_decay=WEIGHT_DECAY)
+    x_all, c_all, y_all = torch.tensor(patches), torch.tensor(context), torch.tensor(truth)
+    for epoch in range(EPOCHS):
+        total = 0.0
+        for batch in _batches(len(truth), rng):
+            index = torch.from_numpy(batch)
+            x = torch.rot90(x_all[index], int(rng.integers(4)), (2, 3))
+            if rng.random() < 0.5:
+                x = torch.flip(x, (3,))
+            n = len(batch)
+            gain = torch.from_numpy(rng.normal(1.0, JITTER, (n, 1, 1, 1)).astype(np.float32))
+            shift = torch.from_numpy(rng.normal(0.0, JITTER / 2, (n, 1, 1, 1)).astype(np.float32))
+            loss = nn.functional.cross_entropy(net(x * gain + shift, c_all[index]), y_all[index])
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            total += loss.item() * n
+        print(f"epoch {epoch + 1}/{EPOCHS}: loss {total / len(truth):.4f}", flush=True)
+    return net.eval()
+
+
+def _torch_probabilities(net, patches: np.ndarray, context: np.ndarray) -> np.ndarray:  # type: ignore[no-untyped-def]
+    import torch
+
+    with torch.no_grad():
+        return torch.softmax(net(torch.tensor(patches), torch.tensor(context)), 1).numpy()
+
+
+def report_held_out(probs: np.ndarray, truth: np.ndarray, keys: np.ndarray) -> None:
+    """What the second opinion does to the held-out squares the rules read: wrong and right ones
+    doubted, and the frames the stability filter would take (no square unknown) wrong and right."""
+    from services.vision.detector.doubt import SURE_READING
+
+    rules, confidence = keys[:, 4], keys[:, 5] / 1000.0
+    read = rules < 3
+    best, top = probs.argmax(1), probs.max(1)
+    frame = keys[:, 0] * 10**8 + keys[:, 1] * 10**5 + keys[:, 2]
+    right = read & (rules == truth)
+    print(
+        f"held-out squares {len(truth)}: the network alone right {np.mean(best == truth):.2%}; the rules"
+        f" right {right.sum()}, unknown {(~read).sum()}, wrong {(read & ~right).sum()}"
+    )
+    for p in REPORTED:
+        doubt = read & (best != rules) & (top >= p) & (confidence < SURE_READING)
+        taken = {f for f in np.unique(frame) if read[frame == f].all()}
+        wrong_frames = {f for f in taken if not right[frame == f].all()}
+        doubted_frames = {f for f in taken if doubt[frame == f].any()}
+        print(
+            f"  p >= {p}: squares doubted: wrong {(doubt & ~right).sum()} of {(read & ~right).sum()},"
+            f" right {(doubt & right).sum()} of {right.sum()}; frames taken: wrong doubted"
+            f" {len(wrong_frames & doubted_frames)} of {len(wrong_frames)}, right doubted"
+            f" {len(doubted_frames - wrong_frames)} of {len(taken - wrong_frames)}"
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    cut = sub.add_parser("squares", help="cut out the squares")
+    cut.add_argument("out", type=Path)
+    cut.add_argument("--jobs", type=int, default=2)
+    fit = sub.add_parser("train", help="train the network (needs torch)")
+    fit.add_argument("squares", type=Path)
+    fit.add_argument("--hold-out", default="", help="generators to leave out and report on")
+    fit.add_argument("--out", type=Path, default=REPO / "services" / "vision" / "detector" / "square_net.npz")
+    args = parser.parse_args()
+    if args.command == "squares":
+        cut_squares(args.out, args.jobs)
+        return 0
+    from services.vision.detector.doubt import probabilities
+
+    data = np.load(args.squares)
+    patches = data["patches"].astype(np.float32)
+    context, truth, keys = data["context"], data["truth"], data["keys"]
+    held = np.isin(keys[:, 0], [SOURCES.index(g) for g in args.hold_out.split(",") if g])
+    net = train(patches[~held], context[~held], truth[~held])
+    if held.any():
+        report_held_out(_torch_probabilities(net, patches[held], context[held]), truth[held], keys[held])
+        return 0
+    arrays = {name: value.detach().numpy().astype(np.float32) for name, value in net.state_dict().items()}
+    check = range(2048)  # (one square at a time: the detector gives each board's context with it)
+    theirs = _torch_probabilities(net, patches[: len(check)], context[: len(check)])
+    ours = np.concatenate([probabilities(patches[k : k + 1], context[k], arrays) for k in check])
+    gap = float(np.abs(ours - theirs).max())
+    if gap > 1e-4:
+        print(f"the numpy forward pass differs from torch's by {gap}: not written")
+        return 1
+    np.savez_compressed(args.out, **arrays)
+    print(f"weights to {args.out} (numpy and torch agree within {gap:.1e})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,205 @@
+"""Step 7: a second opinion on each square, learned, that can only doubt.
+
+The rules of steps 4 and 5 read a square from what a piece looks like (a round body with an edge, its
+tone on the grid's scale). Where they are wrong they are mostly wrong at the confidences their caps
+give (two readers disagreeing, a body of the plate's own tone): 0.75 and 0.85, where thousands of
+right readings lie too. A small convolutional network, trained on the squares of the tuning sets
+(``bench/train_square_net.py``), reads each square from its pixels alone; where it is all but certain
+(``DOUBT_PROBABILITY``) of another state than a reading the rules were not sure of
+(``SURE_READING``), the square is unknown: a frame with an unknown square is never taken as the board,
+so the device waits for a frame both agree on. It never reads a square the rules left unknown, nor
+changes one they read: it can keep a wrong board from being taken, never make one.
+
+Measured before it was kept, each network trained without the generators it was judged on (three
+splits: sealed and gridded; apart and unseen; heldout, flat and contest_table), at
+``DOUBT_PROBABILITY`` 0.99: of the clear frames whose every square the rules read, 70 of the 113 read
+wrong were doubted and 50 of the 6,280 read right; of their squares, 121 of 294 wrong and 100 of
+59,284 right.
+
+The network (:data:`WEIGHTS`, numpy arrays: no learning library is needed to run it) sees each square
+as ``PATCH`` pixels square, the square and a strip of its lines, in a top view of ``VIEW_PX`` pixels a
+square: its grey and two opponent colours (blue - green, red - green), on the board's own scale (less
+the plate's grey, over the grid's contrast: the median of the squares' corners and of the inner
+lines), and the board's context (which way the lines' contrast goes, the plate's grey, the contrast,
+and the tones of the nine squares' middles: what else lies on the board).
+When the file is missing the second opinion is not given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Final
+
+import cv2
+import numpy as np
+
+from .geometry import GRID_SQUARES, homography_of
+from .model import Detection, SquareReading
+
+#: the network's weights (written by bench/train_square_net.py).
+WEIGHTS: Final = Path(__file__).with_name("square_net.npz")
+#: pixels a square in the top view the network reads, and the view's margin beyond the outer lines.
+VIEW_PX: Final = 16
+VIEW_MARGIN: Final = 8
+#: pixels of line beyond a square on each side of its patch; a patch's side.
+PATCH_BEYOND: Final = 2
+PATCH: Final = VIEW_PX + 2 * PATCH_BEYOND
+#: half the side of a square's middle (patch pixels) whose median grey is the square's in the context.
+MIDDLE_HALF: Final = 3
+#: the context's length: the lines' sign, the plate's grey, the contrast, the nine middles sorted.
+CONTEXT: Final = 3 + GRID_SQUARES * GRID_SQUARES
+#: the grid's contrast is never taken below this (grey levels): a board whose lines barely differ
+#: from its plate would blow every patch up to noise.
+MIN_SCALE: Final = 8.0
+#: patches are clipped to this many contrasts off the plate (as in training).
+PATCH_CLIP: Final = 4.0
+#: the states in the network's output order.
+STATES: Final = ("empty", "black", "white")
+#: a reading the rules give this sure or surer is not doubted (wrong at >= 0.9: 2 of 294 wrong squares
+#: of the tuning sets, against 32,900 right).
+SURE_READING: Final = 0.9
+#: the network's probability of another state than the rules' that makes the square unknown. (Frames
+#: doubted in the three splits above, wrong and right: at 0.97, 82 of 113 and 96 of 6,280; at 0.9, 87
+#: and 173.)
+DOUBT_PROBABILITY: Final = 0.99
+#: corners of a square sampled for the plate's grey: this many view pixels in from each corner, this
+#: many wide.
+CORNER_IN: Final = 3
+CORNER_PX: Final = 3
+#: the BGR weights of grey (as cv2.cvtColor's).
+GREY_WEIGHTS: Final = np.array([0.114, 0.587, 0.299], np.float32)
+
+
+def square_patches(image: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The nine squares of the board that the homography ``h`` (image to canonical) maps, as the network
+    reads them: patches (9, 3, ``PATCH``, ``PATCH``) float32 (grey and the two opponent colours, on
+    the board's scale) and the board's context (``CONTEXT``,): the sign of the lines' contrast, the
+    plate's grey and the contrast (over 255), and the nine squares' middles' greys on the board's scale,
+    sorted. ``image`` is BGR or grey (its opponent colours are then 0)."""
+    size = GRID_SQUARES * VIEW_PX + 2 * VIEW_MARGIN
+    to_view = np.array([[VIEW_PX, 0.0, VIEW_MARGIN], [0.0, VIEW_PX, VIEW_MARGIN], [0.0, 0.0, 1.0]]) @ h
+    view = cv2.warpPerspective(
+        image, to_view, (size, size), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE
+    ).astype(np.float32)
+    if view.ndim == 2:
+        grey, blue_green, red_green = view, np.zeros_like(view), np.zeros_like(view)
+    else:
+        grey = view @ GREY_WEIGHTS
+        blue_green, red_green = view[..., 0] - view[..., 1], view[..., 2] - view[..., 1]
+    plate = float(np.median(_corner_pixels(grey)))
+    m, s = VIEW_MARGIN, VIEW_PX
+    inner = [grey[m + k * s, m : m + GRID_SQUARES * s] for k in range(GRID_SQUARES + 1)]
+    inner += [grey[m : m + GRID_SQUARES * s, m + k * s] for k in range(GRID_SQUARES + 1)]
+    line = float(np.median(np.concatenate(inner)))
+    scale = max(abs(line - plate), MIN_SCALE)
+    channels = np.stack([(grey - plate) / scale, blue_green / scale, red_green / scale])
+    patches = np.empty((GRID_SQUARES * GRID_SQUARES, 3, PATCH, PATCH), np.float32)
+    for n in range(GRID_SQUARES * GRID_SQUARES):
+        row, col = divmod(n, GRID_SQUARES)
+        y, x = m + row * s - PATCH_BEYOND, m + col * s - PATCH_BEYOND
+        patches[n] = channels[:, y : y + PATCH, x : x + PATCH]
+    patches = np.clip(patches, -PATCH_CLIP, PATCH_CLIP)
+    # The board's own tones: what the squares' middles hold, from the darkest to the lightest (a black
+    # piece lighter than a black plate is told by white pieces far lighter still, elsewhere on it).
+    middle = slice(PATCH // 2 - MIDDLE_HALF, PATCH // 2 + MIDDLE_HALF)
+    middles = np.sort(np.median(patches[:, 0, middle, middle].reshape(len(patches), -1), axis=1))
+    context = np.concatenate([[np.sign(line - plate), plate / 255.0, scale / 255.0], middles])
+    return patches, context.astype(np.float32)
+
+
+def _corner_pixels(grey: np.ndarray) -> np.ndarray:
+    """The view's pixels in the four corners of every square, clear of the lines: the bare plate, as far
+    as a piece does not reach them."""
+    m, s, c = VIEW_MARGIN, VIEW_PX, CORNER_PX
+    near, far = CORNER_IN, VIEW_PX - CORNER_IN - CORNER_PX
+    return np.concatenate(
+        [
+            grey[m + r * s + dy : m + r * s + dy + c, m + q * s + dx : m + q * s + dx + c].ravel()
+            for r in range(GRID_SQUARES)
+            for q in range(GRID_SQUARES)
+            for dy in (near, far)
+            for dx in (near, far)
+        ]
+    )
+
+
+@lru_cache(maxsize=1)
+def _weights() -> dict[str, np.ndarray] | None:
+    """The network's arrays, or None when the file is missing."""
+    if not WEIGHTS.is_file():
+        return None
+    with np.load(WEIGHTS) as arrays:
+        return {name: arrays[name].astype(np.float32) for name in arrays.files}
+
+
+def _conv_relu(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """A 3x3 convolution with a pixel of zero padding, then ReLU, channels last: (N, H, W, C) ->
+    (N, H, W, K) for ``weight`` (K, C, 3, 3), as torch.nn.Conv2d(padding=1) computes it (channels first).
+    The nine shifted views side by side, one matrix product: a few small arrays, not a view per pixel."""
+    _n, height, width, c = x.shape
+    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    columns = np.concatenate(
+        [padded[:, i : i + height, j : j + width, :] for i in range(3) for j in range(3)], axis=-1
+    )  # (N, H, W, 9C): the offsets outermost, then the channels
+    kernel = weight.transpose(2, 3, 1, 0).reshape(9 * c, len(weight))  # (9C, K), in the same order
+    return np.maximum(columns @ kernel + bias, 0.0)
+
+
+def _pool(x: np.ndarray) -> np.ndarray:
+    """2x2 max pooling, channels last (odd rows and columns dropped, as torch's MaxPool2d(2))."""
+    n, height, width, c = x.shape
+    x = x[:, : height // 2 * 2, : width // 2 * 2, :]
+    return x.reshape(n, height // 2, 2, width // 2, 2, c).max(axis=(2, 4))
+
+
+def probabilities(patches: np.ndarray, context: np.ndarray, net: dict[str, np.ndarray]) -> np.ndarray:
+    """The network's probability of each of ``STATES`` for each patch (N, 3, ``PATCH``, ``PATCH``): (N, 3)."""
+    x = patches.transpose(0, 2, 3, 1)
+    x = _pool(_conv_relu(x, net["conv1.weight"], net["conv1.bias"]))
+    x = _pool(_conv_relu(x, net["conv2.weight"], net["conv2.bias"]))
+    x = _conv_relu(x, net["conv3.weight"], net["conv3.bias"])
+    # (Flattened channels first, as torch flattens what its layers hand on.)
+    flat = x.transpose(0, 3, 1, 2).reshape(len(x), -1)
+    features = np.concatenate([flat, np.broadcast_to(context, (len(x), len(context)))], 1)
+    hidden = np.maximum(features @ net["fc1.weight"].T + net["fc1.bias"], 0.0)
+    logits = hidden @ net["fc2.weight"].T + net["fc2.bias"]
+    logits -= logits.max(axis=1, keepdims=True)
+    e = np.exp(logits)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def doubted(image: np.ndarray, det: Detection) -> Detection:
+    """``det`` with every square the network is all but certain holds another state than the rules read
+    with less than ``SURE_READING`` confidence made unknown (confidence 0), the detection's ``problem``
+    "low-confidence" when it had none, and ``extra["doubted"]`` the number of such squares. ``det``
+    itself when there is nothing to doubt, no board, or no network."""
+    if not det.found or det.pose is None or len(det.squares) != GRID_SQUARES * GRID_SQUARES:
+        return det
+    unsure = [n for n, sq in enumerate(det.squares) if sq.state in STATES and sq.confidence < SURE_READING]
+    net = _weights()
+    if not unsure or net is None:
+        return det
+    patches, context = square_patches(image, homography_of(det.pose))
+    probs = probabilities(patches[unsure], context, net)
+    squares = list(det.squares)
+    count = 0
+    for n, p in zip(unsure, probs, strict=True):
+        best = int(np.argmax(p))
+        if STATES[best] != squares[n].state and p[best] >= DOUBT_PROBABILITY:
+            squares[n] = _unknown(squares[n])
+            count += 1
+    if not count:
+        return det
+    return replace(
+        det,
+        squares=tuple(squares),
+        problem=det.problem or "low-confidence",
+        extra={**det.extra, "doubted": float(count)},
+    )
+
+
+def _unknown(square: SquareReading) -> SquareReading:
+    """``square`` made unknown, as a reading too unsure to take."""
+    return replace(square, state="unknown", confidence=0.0)
