@@ -3,8 +3,9 @@
 The rules of steps 4 and 5 read a square from what a piece looks like (a round body with an edge, its
 tone on the grid's scale). Where they are wrong they are mostly wrong at the confidences their caps
 give (two readers disagreeing, a body of the plate's own tone): 0.75 and 0.85, where thousands of
-right readings lie too. A small convolutional network, trained on the squares of the tuning sets
-(``bench/train_square_net.py``), reads each square from its pixels alone; where it is all but certain
+right readings lie too. A small convolutional network, trained on the squares of the tuning sets and of
+both renderers, never the held-out set's (``bench/train_square_net.py``), reads each square from its
+pixels and the board's tones; where it is all but certain
 (``DOUBT_PROBABILITY``) of another state than a reading the rules were not sure of
 (``SURE_READING``), the square is unknown: a frame with an unknown square is never taken as the board,
 so the device waits for a frame both agree on. It never reads a square the rules left unknown, nor

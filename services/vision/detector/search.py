@@ -179,15 +179,16 @@ def detect(
     t0 = time.perf_counter()
     p = params or DEFAULT_PARAMS
     im = _prepare_image(image)
-    return _finished(im, _search(im, p, prior, t0))
+    return _finished(im, _search(im, p, prior, t0), t0)
 
 
-def _finished(im: _Image, det: Detection) -> Detection:
+def _finished(im: _Image, det: Detection, t0: float) -> Detection:
     """What :func:`detect`, :func:`track` and :func:`read_board` return: ``det`` checked for exposure,
-    then with the squares the learned second opinion doubts made unknown (:func:`.doubt.doubted`). (In
-    that order: a clipped plate is said overexposed, so that the camera's exposure is lowered, whatever
-    the network makes of its squares.)"""
-    return doubted(im.bgr if im.bgr is not None else im.gray, _exposure_checked(det))
+    then with the squares the learned second opinion doubts made unknown (:func:`.doubt.doubted`), its
+    ``processing_ms`` counted from ``t0`` to the end of both. (In that order: a clipped plate is said
+    overexposed, so that the camera's exposure is lowered, whatever the network makes of its squares.)"""
+    det = doubted(im.bgr if im.bgr is not None else im.gray, _exposure_checked(det))
+    return replace(det, processing_ms=_ms_since(t0))
 
 
 def _exposure_checked(det: Detection) -> Detection:
@@ -538,8 +539,9 @@ def track(
                     processing_ms=_ms_since(t0),
                     extra={**det.extra, "half_width": hw, "tracked": 1.0, "track_rms_px": fit.rms_offset},
                 ),
+                t0,
             )
-    return _finished(im, _search(im, p, prior if search_with_prior else None, t0))
+    return _finished(im, _search(im, p, prior if search_with_prior else None, t0), t0)
 
 
 def keep_numbering(pose: BoardPose, like: BoardPose) -> BoardPose | None:
@@ -572,7 +574,7 @@ def read_board(image: np.ndarray, pose: BoardPose, params: DetectorParams | None
     p = params or DEFAULT_PARAMS
     im = _prepare_image(image)
     det = _read_in_brightest(im, read_at_pose(im, pose, None, DEFAULT_HALF_WIDTH, p), DEFAULT_HALF_WIDTH, p)
-    return _finished(im, replace(det, pose_source="prior", processing_ms=_ms_since(t0)))
+    return _finished(im, replace(det, pose_source="prior"), t0)
 
 
 def _read_in_brightest(
