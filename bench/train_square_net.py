@@ -75,9 +75,8 @@ def _tuning_job(job: tuple[str, int, int, int]) -> list[tuple[np.ndarray, np.nda
         except ValueError:  # (a condition a generator cannot honour)
             continue
         if not sample.occluded:
-            out += _squares_of(
-                sample.image, sample.board, sample.angle_deg, (SOURCES.index(generator), seed, index)
-            )
+            frame = (SOURCES.index(generator), seed, index)
+            out += _squares_of(sample.image, sample.board, sample.angle_deg, frame)
     return out
 
 
@@ -132,16 +131,32 @@ def _synth_job(job: tuple[int, int]) -> list[tuple[np.ndarray, np.ndarray, int, 
     return out
 
 
+def _rules_alone(image: np.ndarray):  # type: ignore[no-untyped-def]
+    """The detection of ``image`` by the rules alone, the second opinion not given: the states recorded
+    are theirs, what the second opinion is judged against (and the network being trained is not yet)."""
+    from services.vision.detector import detect, doubt
+
+    weights = doubt._weights
+    doubt._weights = lambda: None  # type: ignore[assignment]
+    try:
+        return detect(image)
+    finally:
+        doubt._weights = weights
+
+
 def _squares_of(
     image: np.ndarray, board: str, angle_deg: float, frame: tuple[int, int, int]
 ) -> list[tuple[np.ndarray, np.ndarray, int, tuple[int, ...]]]:
     """(patch, context, true state, (source, seed, index, square, rules' state, rules' confidence x 1000))
-    of each square of a frame whose board the detector finds; none when it does not."""
+    of each square of a frame whose board the rules find; none when they find none. (Also where they
+    find something else, a window of a cutting mat's grid or a supply tray, 16 frames of the tuning sets:
+    its squares are labelled as the board's. Leaving them out, told by the true centre, is the next
+    step: a network trained so, tried once, read our renderer's black boards and engraved lines worse.)"""
     from bench.vision import _rotate
-    from services.vision.detector import detect, homography_of
+    from services.vision.detector import homography_of
     from services.vision.detector.doubt import STATES, square_patches
 
-    det = detect(image)
+    det = _rules_alone(image)
     if not det.found or det.pose is None:
         return []
     truth = _rotate(board, round((det.pose.angle_deg - angle_deg) / 90))
