@@ -90,11 +90,11 @@ How it works, in order:
    none of its squares is read more than ``search.DOUBTFUL_GRID_CONFIDENCE`` sure.
 6. **Supply.** Piece-sized, round (not square like a marker's cells), grey (not coloured), clearly
    light or dark blobs off the grid are supply pieces.
-7. **A second opinion.** A small convolutional network trained on the tuning sets' squares
-   (:mod:`.doubt`, run in numpy) reads each square the rules read less than surely from its pixels; where
-   it is all but certain of another state, the square is unknown. It reads nothing itself: it can only
-   keep a frame from being taken, as every detection :func:`detect`, :func:`track` and :func:`read_board`
-   return is checked last.
+7. **A second opinion.** A small convolutional network trained on the squares of the tuning sets and
+   of both renderers (:mod:`.doubt`, run in numpy) reads each square the rules read less than surely,
+   from its pixels and the board's tones; where it is all but certain of another state, the square is
+   unknown. It reads nothing itself: it can only keep a frame from being taken, as every detection
+   :func:`detect`, :func:`track` and :func:`read_board` return is checked last.
 
 **Tracking** (:func:`track`): with the last good pose, the lines are located at that pose as in
 step 3; when they are where it puts them, the pose is corrected on them and the squares read, with

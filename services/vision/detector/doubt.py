@@ -69,8 +69,6 @@ DOUBT_PROBABILITY: Final = 0.99
 #: many wide.
 CORNER_IN: Final = 3
 CORNER_PX: Final = 3
-#: the BGR weights of grey (as cv2.cvtColor's).
-GREY_WEIGHTS: Final = np.array([0.114, 0.587, 0.299], np.float32)
 
 
 def square_patches(image: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -87,7 +85,7 @@ def square_patches(image: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.nda
     if view.ndim == 2:
         grey, blue_green, red_green = view, np.zeros_like(view), np.zeros_like(view)
     else:
-        grey = view @ GREY_WEIGHTS
+        grey = cv2.cvtColor(view, cv2.COLOR_BGR2GRAY)
         blue_green, red_green = view[..., 0] - view[..., 1], view[..., 2] - view[..., 1]
     plate = float(np.median(_corner_pixels(grey)))
     m, s = VIEW_MARGIN, VIEW_PX

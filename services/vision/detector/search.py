@@ -536,7 +536,6 @@ def track(
                 replace(
                     det,
                     pose_source="detected",
-                    processing_ms=_ms_since(t0),
                     extra={**det.extra, "half_width": hw, "tracked": 1.0, "track_rms_px": fit.rms_offset},
                 ),
                 t0,
