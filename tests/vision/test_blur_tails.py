@@ -104,9 +104,9 @@ def test_blurred_boards_are_read_right(frame: object, seed: int, index: int) -> 
     assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
 
 
-def test_without_the_tails_the_phantoms_come_back(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_tails_the_phantoms_come_back(monkeypatch: pytest.MonkeyPatch, rules_alone: None) -> None:
     """With no tail taken out (as before), apart frame 127 of seed 1 reads bare squares white: the
-    rule is what reads it."""
+    rule is what reads it. (The rules alone: the learned second opinion doubts those phantoms.)"""
     monkeypatch.setattr(squares, "blur_tails", lambda img, geo, *a: np.zeros(len(geo.rad), np.float32))
     sample = apart_frame(127, 1)
     det = detect(sample.image)

@@ -19,6 +19,7 @@ from services.vision.detector.doubt import (
     _conv_relu,
     _pool,
     doubted,
+    ensemble_doubts,
     probabilities,
     square_patches,
 )
@@ -99,7 +100,7 @@ def _scene() -> Scene:
 
 
 def test_only_unsure_readings_of_another_state_are_doubted(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(doubt, "_weights", lambda: _net_saying("white"))
+    monkeypatch.setattr(doubt, "_weights", lambda: (_net_saying("white"),))
     readings = [
         ("black", 0.75),  # unsure, another state: doubted
         ("empty", SURE_READING),  # sure: kept
@@ -118,16 +119,53 @@ def test_only_unsure_readings_of_another_state_are_doubted(monkeypatch: pytest.M
     assert out.pose == det.pose
 
 
+def test_networks_that_disagree_doubt_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each certain, of different states: their average is a half each, under DOUBT_PROBABILITY.
+    monkeypatch.setattr(doubt, "_weights", lambda: (_net_saying("white"), _net_saying("black")))
+    det = _detection([("empty", 0.75)] * 9)
+    assert doubted(draw(_scene()), det) is det
+
+
+def _kindred_nets(rng: np.random.Generator, count: int) -> tuple[dict[str, np.ndarray], ...]:
+    """``count`` networks of the shipped shape, random but close to one another (as networks trained on
+    the same squares are): their average is near certain of many a patch, and just short of it of some."""
+    base = {
+        name: rng.normal(0.0, 0.1, v.shape).astype(np.float32) for name, v in _net_saying("empty").items()
+    }
+    base["fc2.weight"] *= 10.0
+    return tuple(
+        {name: v + rng.normal(0.0, 0.01, v.shape).astype(np.float32) for name, v in base.items()}
+        for _ in range(count)
+    )
+
+
+def test_the_ensemble_doubts_what_the_full_average_does() -> None:
+    # The networks run one after another on the squares that can still reach DOUBT_PROBABILITY: the
+    # answer must be the plain average's, square by square.
+    rng = np.random.default_rng(7)
+    nets = _kindred_nets(rng, 3)
+    patches = rng.normal(0.0, 1.0, (400, 3, PATCH, PATCH)).astype(np.float32)
+    context = rng.normal(0.0, 1.0, CONTEXT).astype(np.float32)
+    read = [int(r) for r in rng.integers(0, len(STATES), len(patches))]
+    mean = np.mean([probabilities(patches, context, net) for net in nets], axis=0)
+    mean[np.arange(len(read)), read] = 0.0  # (the rules' own state is never a doubt)
+    expected = {n: int(np.argmax(m)) for n, m in enumerate(mean) if m.max() >= DOUBT_PROBABILITY}
+    best = mean.max(axis=1)
+    near = ((best > DOUBT_PROBABILITY - 0.1) & (best < DOUBT_PROBABILITY)).sum()
+    assert len(expected) > 10 and near > 10  # (doubts and near misses both: the test means something)
+    assert ensemble_doubts(patches, context, read, nets) == expected
+
+
 def test_a_network_not_sure_enough_doubts_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     # Two logits apart: p = e^2 / (e^2 + 2), about 0.79, under DOUBT_PROBABILITY.
     assert DOUBT_PROBABILITY > 0.8
-    monkeypatch.setattr(doubt, "_weights", lambda: _net_saying("white", margin=2.0))
+    monkeypatch.setattr(doubt, "_weights", lambda: (_net_saying("white", margin=2.0),))
     det = _detection([("black", 0.75)] + [("empty", 0.85)] * 8)
     assert doubted(draw(_scene()), det) is det
 
 
 def test_a_detection_with_a_problem_keeps_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(doubt, "_weights", lambda: _net_saying("white"))
+    monkeypatch.setattr(doubt, "_weights", lambda: (_net_saying("white"),))
     det = replace(_detection([("black", 0.75)] + [("empty", 1.0)] * 8), problem="occluded")
     out = doubted(draw(_scene()), det)
     assert out.problem == "occluded" and out.board[0] == "?"

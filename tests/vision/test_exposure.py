@@ -170,14 +170,26 @@ def test_a_hand_over_the_metered_board_does_not_undo_the_exposure() -> None:
     assert any(r.observation.stable for r in after[:4])
 
 
-def test_without_metering_the_clipped_board_is_taken_without_its_white_pieces() -> None:
+def test_without_metering_the_clipped_board_is_taken_without_its_white_pieces(rules_alone: None) -> None:
     # The failure the control is for (and the switch that turns it off): the same frames, read as they
-    # come, become stable with white pieces missing.
+    # come by the rules, become stable with white pieces missing.
     world = _world()
     results = _closed_loop(VisionCore(stable_frames=3, meter_on_board=False), _maker(OVEREXPOSED), world, 8)
     stable = [r for r in results if r.observation.stable]
     assert stable
     assert _count(stable[-1].observation.board, "O") < _count(BOARD, "O")
+
+
+def test_without_metering_the_second_opinion_keeps_the_board_without_its_white_pieces_from_being_taken() -> (
+    None
+):
+    # The same frames read with the learned second opinion: it doubts the white pieces the clipped plate
+    # leaves bare, so no board without them is ever stable (the device waits, saying the frames are
+    # overexposed, as where the camera cannot lower its exposure).
+    world = _world()
+    results = _closed_loop(VisionCore(stable_frames=3, meter_on_board=False), _maker(OVEREXPOSED), world, 8)
+    assert not any(r.observation.stable for r in results)
+    assert all(r.observation.problem == "overexposed" for r in results)
 
 
 class _FakeCapture:
@@ -325,9 +337,13 @@ class _FixedCamera(FrameSource):
         return False
 
 
-async def test_a_camera_that_cannot_change_its_exposure_does_not_stall_the_game(bus: Any) -> None:
+async def test_a_camera_that_cannot_change_its_exposure_does_not_stall_the_game(
+    bus: Any, rules_alone: None
+) -> None:
     """The service asks once, hears it cannot, stops waiting on overexposed frames: the board becomes
-    stable (as read: white pieces on a clipped plate may be missing, which the referee then refuses)."""
+    stable (as the rules read it: white pieces on a clipped plate may be missing, which the referee then
+    refuses; the learned second opinion doubts such squares, and the board is then not taken at all,
+    the test above)."""
     config = msgspec.structs.replace(bus, vision=msgspec.structs.replace(bus.vision, stable_frames=3))
     camera = _FixedCamera(_maker(OVEREXPOSED), _world())
     vision = VisionService(config, source=camera)

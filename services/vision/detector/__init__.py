@@ -90,11 +90,12 @@ How it works, in order:
    none of its squares is read more than ``search.DOUBTFUL_GRID_CONFIDENCE`` sure.
 6. **Supply.** Piece-sized, round (not square like a marker's cells), grey (not coloured), clearly
    light or dark blobs off the grid are supply pieces.
-7. **A second opinion.** A small convolutional network trained on the squares of the tuning sets and
-   of both renderers (:mod:`.doubt`, run in numpy) reads each square the rules read less than surely,
-   from its pixels and the board's tones; where it is all but certain of another state, the square is
-   unknown. It reads nothing itself: it can only keep a frame from being taken, as every detection
-   :func:`detect`, :func:`track` and :func:`read_board` return is checked last.
+7. **A second opinion.** Three small convolutional networks trained on the squares of the tuning sets
+   and of both renderers, each from its own seed (:mod:`.doubt`, run in numpy), read each square the
+   rules read less than surely, from its pixels and the board's tones; where their average is all but
+   certain of another state, the square is unknown. They read nothing themselves: they can only keep a
+   frame from being taken, as every detection :func:`detect`, :func:`track` and :func:`read_board`
+   return is checked last.
 
 **Tracking** (:func:`track`): with the last good pose, the lines are located at that pose as in
 step 3; when they are where it puts them, the pose is corrected on them and the squares read, with
@@ -124,7 +125,7 @@ Where each step lives (each module keeps the constants only it uses; those sever
 - :mod:`.occlusion`: step 5 on the lines, sampled along their length.
 - :mod:`.across`: step 5's straight slanted edges (a pen).
 - :mod:`.supply`: step 6.
-- :mod:`.doubt`: step 7, and the network's weights beside it (``square_net.npz``, written by
+- :mod:`.doubt`: step 7, and the networks' weights beside it (``square_net.npz``, written by
   ``bench/train_square_net.py``).
 - :mod:`.stats`: ``np.median`` and ``np.percentile`` to the bit, without their overhead on small arrays.
 - :mod:`.search`: :func:`detect`, :func:`track`, :func:`read_board` and :func:`read_at_pose`, which run

@@ -3,21 +3,23 @@
 The rules of steps 4 and 5 read a square from what a piece looks like (a round body with an edge, its
 tone on the grid's scale). Where they are wrong they are mostly wrong at the confidences their caps
 give (two readers disagreeing, a body of the plate's own tone): 0.75 and 0.85, where thousands of
-right readings lie too. A small convolutional network, trained on the squares of the tuning sets and of
-both renderers, never the held-out set's (``bench/train_square_net.py``), reads each square from its
-pixels and the board's tones; where it is all but certain
+right readings lie too. Three small convolutional networks, trained on the squares of the tuning sets
+and of both renderers, never the held-out set's (``bench/train_square_net.py``), each from its own
+seed, read each square from its pixels and the board's tones; where their average is all but certain
 (``DOUBT_PROBABILITY``) of another state than a reading the rules were not sure of
 (``SURE_READING``), the square is unknown: a frame with an unknown square is never taken as the board,
 so the device waits for a frame both agree on. It never reads a square the rules left unknown, nor
 changes one they read: it can keep a wrong board from being taken, never make one.
 
-Measured before it was kept, each network trained without the generators it was judged on (three
+Measured before it was kept, the networks trained without the generators they were judged on (three
 splits: sealed and gridded; apart and unseen; heldout, flat and contest_table), at
-``DOUBT_PROBABILITY`` 0.99: of the clear frames whose every square the rules read, 70 of the 113 read
-wrong were doubted and 50 of the 6,280 read right; of their squares, 121 of 294 wrong and 100 of
-59,284 right.
+``DOUBT_PROBABILITY`` 0.9: of the clear frames whose every square the rules read, 72 of the 113 read
+wrong were doubted and 35 of the 6,280 read right; of their squares, 136 of 294 wrong and 65 of
+59,284 right. One network alone (at 0.99, where one is as sure as it usefully gets) doubted 58 to 70
+of the wrong frames and 30 to 70 of the right ones, depending on its seed: three average out what one
+seed learns by chance.
 
-The network (:data:`WEIGHTS`, numpy arrays: no learning library is needed to run it) sees each square
+Each network (:data:`WEIGHTS`, numpy arrays: no learning library is needed to run it) sees each square
 as ``PATCH`` pixels square, the square and a strip of its lines, in a top view of ``VIEW_PX`` pixels a
 square: its grey and two opponent colours (blue - green, red - green), on the board's own scale (less
 the plate's grey, over the grid's contrast: the median of the squares' corners and of the inner
@@ -39,7 +41,7 @@ import numpy as np
 from .geometry import GRID_SQUARES, homography_of
 from .model import Detection, SquareReading
 
-#: the network's weights (written by bench/train_square_net.py).
+#: the networks' weights (written by bench/train_square_net.py), the ensemble's in one file.
 WEIGHTS: Final = Path(__file__).with_name("square_net.npz")
 #: pixels a square in the top view the network reads, and the view's margin beyond the outer lines.
 VIEW_PX: Final = 16
@@ -61,10 +63,11 @@ STATES: Final = ("empty", "black", "white")
 #: a reading the rules give this sure or surer is not doubted (wrong at >= 0.9: 2 of 294 wrong squares
 #: of the tuning sets, against 32,900 right).
 SURE_READING: Final = 0.9
-#: the network's probability of another state than the rules' that makes the square unknown. (Frames
-#: doubted in the three splits above, wrong and right: at 0.97, 82 of 113 and 96 of 6,280; at 0.9, 87
-#: and 173.)
-DOUBT_PROBABILITY: Final = 0.99
+#: the networks' average probability of another state than the rules' that makes the square unknown.
+#: (Frames doubted in the three splits above, wrong and right: at 0.99, 42 of 113 and 5 of 6,280; at
+#: 0.97, 60 and 12; at 0.95, 62 and 19. One network at 0.99 as shipped before, 70 and 50: three at 0.9
+#: doubt more wrong frames and fewer right ones.)
+DOUBT_PROBABILITY: Final = 0.9
 #: corners of a square sampled for the plate's grey: this many view pixels in from each corner, this
 #: many wide.
 CORNER_IN: Final = 3
@@ -125,12 +128,17 @@ def _corner_pixels(grey: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=1)
-def _weights() -> dict[str, np.ndarray] | None:
-    """The network's arrays, or None when the file is missing."""
+def _weights() -> tuple[dict[str, np.ndarray], ...] | None:
+    """The networks' arrays, one dict per network of the ensemble (the file names them ``net0.conv1.weight``
+    and so on), or None when the file is missing."""
     if not WEIGHTS.is_file():
         return None
+    nets: dict[str, dict[str, np.ndarray]] = {}
     with np.load(WEIGHTS) as arrays:
-        return {name: arrays[name].astype(np.float32) for name in arrays.files}
+        for name in arrays.files:
+            net, layer = name.split(".", 1)
+            nets.setdefault(net, {})[layer] = arrays[name].astype(np.float32)
+    return tuple(nets[k] for k in sorted(nets))
 
 
 def _conv_relu(x: np.ndarray, weight: np.ndarray, bias: np.ndarray) -> np.ndarray:
@@ -173,33 +181,55 @@ def probabilities(patches: np.ndarray, context: np.ndarray, net: dict[str, np.nd
     return e / e.sum(axis=1, keepdims=True)
 
 
+def ensemble_doubts(
+    patches: np.ndarray, context: np.ndarray, read: list[int], nets: tuple[dict[str, np.ndarray], ...]
+) -> dict[int, int]:
+    """The squares whose patches (N, 3, ``PATCH``, ``PATCH``) the ensemble ``nets`` doubts: for each, the
+    state (index in ``STATES``) other than the rules' reading ``read[n]`` whose probability averaged
+    over the networks is ``DOUBT_PROBABILITY`` or more. The networks run one after another, each on the
+    squares that can still reach it (the networks to come giving at most 1 each): a square the first one
+    reads as the rules do costs one network, and the answer is the full average's."""
+    k = len(nets)
+    alive = np.arange(len(patches))
+    total = np.zeros((len(patches), len(STATES)), np.float32)
+    others = np.ones((len(patches), len(STATES)), bool)
+    others[np.arange(len(patches)), read] = False
+    for done, net in enumerate(nets, start=1):
+        total[alive] += probabilities(patches[alive], context, net)
+        reach = np.where(others[alive], total[alive] + (k - done), 0.0) / k
+        alive = alive[reach.max(axis=1) >= DOUBT_PROBABILITY]
+        if not len(alive):
+            return {}
+    mean = np.where(others[alive], total[alive], 0.0) / k
+    return {
+        int(n): int(np.argmax(m)) for n, m in zip(alive, mean, strict=True) if m.max() >= DOUBT_PROBABILITY
+    }
+
+
 def doubted(image: np.ndarray, det: Detection) -> Detection:
-    """``det`` with every square the network is all but certain holds another state than the rules read
-    with less than ``SURE_READING`` confidence made unknown (confidence 0), the detection's ``problem``
-    "low-confidence" when it had none, and ``extra["doubted"]`` the number of such squares. ``det``
-    itself when there is nothing to doubt, no board, or no network."""
+    """``det`` with every square the networks (averaged) are all but certain holds another state than
+    the rules read with less than ``SURE_READING`` confidence made unknown (confidence 0), the
+    detection's ``problem`` "low-confidence" when it had none, and ``extra["doubted"]`` the number of
+    such squares. ``det`` itself when there is nothing to doubt, no board, or no network."""
     if not det.found or det.pose is None or len(det.squares) != GRID_SQUARES * GRID_SQUARES:
         return det
     unsure = [n for n, sq in enumerate(det.squares) if sq.state in STATES and sq.confidence < SURE_READING]
-    net = _weights()
-    if not unsure or net is None:
+    nets = _weights()
+    if not unsure or not nets:
         return det
     patches, context = square_patches(image, homography_of(det.pose))
-    probs = probabilities(patches[unsure], context, net)
-    squares = list(det.squares)
-    count = 0
-    for n, p in zip(unsure, probs, strict=True):
-        best = int(np.argmax(p))
-        if STATES[best] != squares[n].state and p[best] >= DOUBT_PROBABILITY:
-            squares[n] = _unknown(squares[n])
-            count += 1
-    if not count:
+    reads = [STATES.index(det.squares[n].state) for n in unsure]
+    doubts = ensemble_doubts(patches[unsure], context, reads, nets)
+    if not doubts:
         return det
+    squares = list(det.squares)
+    for k in doubts:
+        squares[unsure[k]] = _unknown(squares[unsure[k]])
     return replace(
         det,
         squares=tuple(squares),
         problem=det.problem or "low-confidence",
-        extra={**det.extra, "doubted": float(count)},
+        extra={**det.extra, "doubted": float(len(doubts))},
     )
 
 
