@@ -16,9 +16,8 @@ CPU build added to the project's venv does,
 ``train`` with ``--hold-out`` trains without those generators' squares and prints what the second opinion
 would do on them (squares and frames the stability filter would take, right and wrong, doubted at each
 probability): how the networks generalise to boards they never saw, which is how DOUBT_PROBABILITY was
-chosen.
-Both train one network for each of ``ENSEMBLE_SEEDS`` and judge (or write) their average, as the
-detector runs them. Without ``--hold-out``, all squares train the networks written to ``--out``; the
+chosen. Both train one network for each of ``ENSEMBLE_SEEDS`` and judge (or write) their average, as
+the detector runs them. Without ``--hold-out``, all squares train the networks written to ``--out``; the
 numpy forward pass the detector runs is checked against torch's on the squares before they are written.
 Seeded: the same squares give the same weights on one machine.
 """

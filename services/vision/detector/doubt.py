@@ -190,6 +190,8 @@ def ensemble_doubts(
     squares that can still reach it (the networks to come giving at most 1 each): a square the first one
     reads as the rules do costs one network, and the answer is the full average's."""
     k = len(nets)
+    if not k or not len(patches):
+        return {}
     alive = np.arange(len(patches))
     total = np.zeros((len(patches), len(STATES)), np.float32)
     others = np.ones((len(patches), len(STATES)), bool)
