@@ -5,6 +5,7 @@ layers do; its patches carry the board on its own scale."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ from services.vision.detector import Detection, detect, doubt, homography_of
 from services.vision.detector.doubt import (
     CONTEXT,
     DOUBT_PROBABILITY,
+    LAYERS,
     PATCH,
     STATES,
     SURE_READING,
@@ -175,6 +177,27 @@ def test_without_the_weights_file_nothing_is_doubted(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(doubt, "_weights", lambda: None)
     det = _detection([("black", 0.75)] * 9)
     assert doubted(draw(_scene()), det) is det
+
+
+def test_weights_of_an_earlier_layout_are_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One network's arrays without the ensemble's prefixes, as session 56's training script wrote them.
+    old = tmp_path / "square_net.npz"
+    np.savez(old, **_net_saying("white"))
+    monkeypatch.setattr(doubt, "WEIGHTS", old)
+    doubt._weights.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="train the networks again"):
+            doubt._weights()
+    finally:
+        doubt._weights.cache_clear()
+
+
+def test_the_shipped_weights_are_three_networks_of_the_layers_run() -> None:
+    nets = doubt._weights()
+    assert nets is not None and len(nets) == 3
+    assert all(set(net) == set(LAYERS) for net in nets)
 
 
 def test_no_board_is_left_as_it_is() -> None:

@@ -68,6 +68,10 @@ SURE_READING: Final = 0.9
 #: 0.97, 60 and 12; at 0.95, 62 and 19. One network at 0.99 as shipped before, 70 and 50: three at 0.9
 #: doubt more wrong frames and fewer right ones.)
 DOUBT_PROBABILITY: Final = 0.9
+#: each network's arrays, as torch names its layers.
+LAYERS: Final = tuple(
+    f"{layer}.{kind}" for layer in ("conv1", "conv2", "conv3", "fc1", "fc2") for kind in ("weight", "bias")
+)
 #: corners of a square sampled for the plate's grey: this many view pixels in from each corner, this
 #: many wide.
 CORNER_IN: Final = 3
@@ -130,14 +134,22 @@ def _corner_pixels(grey: np.ndarray) -> np.ndarray:
 @lru_cache(maxsize=1)
 def _weights() -> tuple[dict[str, np.ndarray], ...] | None:
     """The networks' arrays, one dict per network of the ensemble (the file names them ``net0.conv1.weight``
-    and so on), or None when the file is missing."""
+    and so on), or None when the file is missing. A file of another layout (one network's arrays
+    unprefixed, as an earlier training script wrote them, or a layer missing) is a ValueError that says
+    so, rather than a KeyError on the first board read."""
     if not WEIGHTS.is_file():
         return None
     nets: dict[str, dict[str, np.ndarray]] = {}
     with np.load(WEIGHTS) as arrays:
         for name in arrays.files:
-            net, layer = name.split(".", 1)
+            net, _, layer = name.partition(".")
             nets.setdefault(net, {})[layer] = arrays[name].astype(np.float32)
+    for net, layers in nets.items():
+        if not net.startswith("net") or set(layers) != set(LAYERS):
+            raise ValueError(
+                f"{WEIGHTS}: {net!r} holds {sorted(layers)}, not a network's {list(LAYERS)} under"
+                " net0., net1., ...: train the networks again (bench/train_square_net.py)"
+            )
     return tuple(nets[k] for k in sorted(nets))
 
 
