@@ -18,6 +18,7 @@ from services.vision.detector import occlusion
 from tests.vision.flat.generator import make_frame
 
 from .test_sweep import rotate_board
+from .tuning_frames import read_tuning_frame
 
 #: (seed, index) of flat frames with large pieces side by side that hid the lines between them.
 SIDE_BY_SIDE = (
@@ -34,6 +35,9 @@ SIDE_BY_SIDE = (
     (6, 62),
 )
 TOLERANCE = 20.0  # grey levels by which two pieces' middles may differ and still be one kind
+#: large pieces side by side whose rims alone do not reach over their lines (centred, they end
+#: ``PIECE_OVER_LINE`` and 0.02 short of them): what explains the line between them is the pair.
+PAIR_RADIUS = 0.48 - occlusion.PIECE_OVER_LINE
 
 
 def _owners() -> np.ndarray:
@@ -64,7 +68,9 @@ def _between(owners: np.ndarray, a: int, b: int) -> np.ndarray:
 def test_the_middle_of_the_line_between_two_large_pieces_of_one_kind_is_explained() -> None:
     owners = _owners()
     for states in ("XX.......", "OO......."):
-        under = occlusion._under_pieces(owners, _readings(states), _discs(states, 0.44), TOLERANCE, True)
+        under = occlusion._under_pieces(
+            owners, _readings(states), _discs(states, PAIR_RADIUS), TOLERANCE, True
+        )
         between = _between(owners, 0, 1)
         at = occlusion._sample_positions()
         middle = between & (np.abs(at[:, 1] - 0.5) < 0.1)
@@ -75,7 +81,9 @@ def test_the_middle_of_the_line_between_two_large_pieces_of_one_kind_is_explaine
 def test_the_line_between_a_black_and_a_white_large_piece_is_explained() -> None:
     owners = _owners()
     for states in ("XO.......", "OX......."):
-        under = occlusion._under_pieces(owners, _readings(states), _discs(states, 0.44), TOLERANCE, True)
+        under = occlusion._under_pieces(
+            owners, _readings(states), _discs(states, PAIR_RADIUS), TOLERANCE, True
+        )
         assert under[_between(owners, 0, 1)].any(), states
         assert not under[~_between(owners, 0, 1)].any(), states
 
@@ -124,7 +132,7 @@ def test_a_body_of_the_plates_tone_over_a_line_explains_nothing() -> None:
 def test_two_pieces_unlike_in_grey_are_not_one_kind() -> None:
     # A grey coin read as a black piece beside a real black piece: the line between stays crossed.
     states = "XX......."
-    discs = _discs(states, 0.44, greys={1: 30.0 + 3 * TOLERANCE})
+    discs = _discs(states, PAIR_RADIUS, greys={1: 30.0 + 3 * TOLERANCE})
     assert not occlusion._under_pieces(_owners(), _readings(states), discs, TOLERANCE, True).any()
 
 
@@ -132,7 +140,9 @@ def test_a_square_with_something_foreign_explains_nothing() -> None:
     states = "XX......."
     readings = _readings(states)
     readings[1] = (*readings[1][:4], "elongated", readings[1][5])
-    assert not occlusion._under_pieces(_owners(), readings, _discs(states, 0.44), TOLERANCE, True).any()
+    assert not occlusion._under_pieces(
+        _owners(), readings, _discs(states, PAIR_RADIUS), TOLERANCE, True
+    ).any()
 
 
 @pytest.mark.parametrize(("seed", "index"), SIDE_BY_SIDE)
@@ -156,3 +166,48 @@ def test_a_piece_whose_corners_took_its_level_hides_the_lines_beside_it() -> Non
     truth = rotate_board(sample.board, round((det.pose.angle_deg - sample.angle_deg) / 90))
     assert all(a in ("?", b) for a, b in zip(det.board, truth, strict=True))
     assert det.board.count("?") <= 2
+
+
+def _top_line_beside(square: int, owners: np.ndarray) -> np.ndarray:
+    """The samples of the board's top outer line along ``square`` (0, 1 or 2), in order along it."""
+    return np.flatnonzero(
+        (owners[:, 0] == -1) & (owners[:, 1] == square) & (occlusion._sample_positions()[:, 1] == 0)
+    )
+
+
+def test_a_stretch_mostly_beyond_a_piece_is_not_explained_by_it() -> None:
+    """A white piece reaching over the top outer line explains a hidden stretch that lies mostly under
+    its rim (sealed 1 #226: a large white piece against a light outer line beside a light table), not
+    one that runs on mostly beyond it (apart 3 #85: a bead against a white piece's edge, over the same
+    line): its reach must not nibble that stretch below a finger's width."""
+    owners, at = _owners(), occlusion._sample_positions()
+    states = ".O......."
+    readings = _readings(states)
+    readings[1] = (*readings[1][:3], 1.0, *readings[1][4:])
+    discs = _discs(states, 0.44)
+    top = _top_line_beside(1, owners)
+    reach = occlusion._under_pieces(owners, readings, discs, TOLERANCE, False)[top]
+    assert 0 < reach.sum() < len(top)  # the piece's rim reaches the middle of the line only
+    first = int(np.flatnonzero(reach)[0])
+    for hidden_at, explained in (
+        (top[first : first + 3], True),  # wholly within the reach
+        (top[max(first - 1, 0) : first + 3], True),  # mostly within it
+        (top[max(first - 4, 0) : first + 1], False),  # one sample within, four beyond
+    ):
+        hidden = np.zeros(len(owners), bool)
+        hidden[hidden_at] = True
+        under = occlusion._under_pieces(owners, readings, discs, TOLERANCE, False, hidden=hidden)
+        assert under[hidden_at].any() == explained, (hidden_at, at[hidden_at])
+        # Nothing else changes: the reach elsewhere, seen or not, is as without the stretches.
+        rest = np.ones(len(owners), bool)
+        rest[top] = False
+        assert (under[rest] == occlusion._under_pieces(owners, readings, discs, TOLERANCE, False)[rest]).all()
+
+
+@pytest.mark.parametrize(("seed", "index"), [(1, 226), (2, 235), (1, 289)])
+def test_large_pieces_against_an_outer_line_are_read_not_crossed(seed: int, index: int) -> None:
+    """Sealed frames (a tuning set) whose large pieces against the board's outer lines left a stretch
+    of line hidden a ring beyond their measured edges (``occlusion.PIECE_OVER_LINE``): read whole."""
+    det, truth = read_tuning_frame("sealed", seed, index)
+    assert det.extra["crossed"] == 0
+    assert det.board == truth

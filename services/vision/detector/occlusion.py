@@ -26,8 +26,12 @@ HIDDEN_RUN_SAMPLES: Final = 4
 #: runs; no occluded frame of 240 reads clear at this reach that did not at that one.)
 PIECE_LINE_REACH: Final = 0.18
 #: how far beyond its measured edge (pitches) a piece's own rim reaches: a line sample that near a
-#: piece lies under it, beside a bare square too.
-PIECE_OVER_LINE: Final = 0.06
+#: piece lies under it, beside a bare square too. (The rim, 0.06, and one ring of the edge's measure,
+#: ``pieces.RING_STEP``: the edge is the last ring the body fills, up to a ring short of the real one.
+#: At 0.06, a large white piece touching a light outer line beside a light table left the line hidden
+#: a ring beyond its measured edge: tuning sets 59,274 -> 59,298 squares right, clear frames flagged
+#: 260 -> 252, none taken wrong more; one occluded frame more read clear, read right.)
+PIECE_OVER_LINE: Final = 0.10
 #: ...when its middle is this far (on the grid's tone scale) from the plate's end of it: a body of the
 #: plate's own tone is as likely the plate (a phantom white piece on a white plate beside a faint line).
 OVER_LINE_TONE: Final = 0.25
@@ -143,6 +147,7 @@ def _under_pieces(
     discs: np.ndarray,
     tolerance: float,
     dark_lines: bool,
+    hidden: np.ndarray | None = None,
 ) -> np.ndarray:
     """Which line samples (L,) may lie hidden between two large pieces: both squares read as a piece
     cleanly (nothing foreign), of one kind with their middles' greys alike (within ``tolerance``: a grey
@@ -154,7 +159,8 @@ def _under_pieces(
 
     And where a piece whose middle is clearly off the plate's tone (``OVER_LINE_TONE`` on the grid's
     scale from the plate's end of it, which ``dark_lines``, the grid's polarity, says) reaches over the
-    line with its disc and rim (its edge and ``PIECE_OVER_LINE``), beside anything.
+    line with its disc and rim (its edge and ``PIECE_OVER_LINE``), beside anything; given the samples
+    ``hidden`` (L,), only stretches of them mostly within that reach (:func:`_whole_stretches`).
 
     Nowhere else: beside a bare square or the board's edge a piece inside its square leaves its line
     seen on that side, and what hides a line there is something else (a finger, a pen lying across the
@@ -176,7 +182,10 @@ def _under_pieces(
     off_plate = piece & np.array([abs(r[3] - plate) >= OVER_LINE_TONE for r in readings])
     over = beyond_edge <= PIECE_OVER_LINE
     pairs = (own_ok & piece[o] & reach).all(axis=1) & (alike | unlike)
-    return pairs | (own_ok & off_plate[o] & over).any(axis=1)
+    over_line = (own_ok & off_plate[o] & over).any(axis=1)
+    if hidden is not None:
+        over_line = _whole_stretches(hidden, over_line)
+    return pairs | over_line
 
 
 @lru_cache(maxsize=1)
@@ -254,6 +263,28 @@ def _reaching_in(canon: _Canon, seen: np.ndarray, typical: float, noise: float) 
             level = _consensus(off[ok], limit)
             out[k, :, :, o] = (np.abs(off - level) > limit).reshape(GRID_SQUARES, LINE_SAMPLES)
     return out.ravel() & ~seen
+
+
+def _whole_stretches(hidden: np.ndarray, under: np.ndarray) -> np.ndarray:
+    """Which line samples (L,) ``under`` explains (a piece reaching over the line) once each stretch of
+    ``hidden`` samples in a row along a square's side is taken whole: none of it explained unless most of
+    it is. A piece hides the stretch of its line under its own rim, which its measured edge places to a
+    ring (``PIECE_OVER_LINE``); a stretch that lies mostly beyond it is something else lying there (a
+    coin against a piece's edge), and the piece's reach must not nibble it below a finger's width."""
+    shape = (GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)  # see _line_sampling
+    hid = hidden.reshape(shape).transpose(0, 1, 3, 2).reshape(-1, LINE_SAMPLES)
+    und = (under & hidden).reshape(shape).transpose(0, 1, 3, 2).reshape(-1, LINE_SAMPLES)
+    out = und.copy()
+    for side in np.flatnonzero((hid & ~und).any(axis=1) & und.any(axis=1)):
+        # Label the stretches along the side (1, 2, ...; 0 where seen), then judge each as a whole.
+        h = hid[side]
+        label = np.cumsum(np.r_[h[0], h[1:] & ~h[:-1]]) * h
+        for run in np.unique(label[h]):
+            at = label == run
+            if 2 * np.count_nonzero(und[side] & at) <= np.count_nonzero(at):
+                out[side, at] = False
+    out = out.reshape(GRID_SQUARES + 1, GRID_SQUARES, 2, LINE_SAMPLES).transpose(0, 1, 3, 2)
+    return out.ravel() | (under & ~hidden)
 
 
 def _hidden_runs(hidden: np.ndarray) -> np.ndarray:

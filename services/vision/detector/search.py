@@ -744,7 +744,8 @@ def read_at_pose(
     shadowed = shade is not None or gain is not None
     across = _lying_across(canon.img, canon.px, canon.margin, typical, im.sigma, sign < 0, shadowed)
     readings = [(*r[:4], r[4] or "across", r[5]) if across[k] else r for k, r in enumerate(readings)]
-    under_piece = _under_pieces(owners, readings, discs, COVER_LEVEL_FRAC * max(typical, 1e-3), sign < 0)
+    tolerance = COVER_LEVEL_FRAC * max(typical, 1e-3)
+    under_piece = _under_pieces(owners, readings, discs, tolerance, sign < 0, hidden=covered)
     crossed = _crossed_squares(~covered | under_piece, owners)
     # ...or by something reaching in over the outer lines, of their own tone (a finger, its hand beyond).
     crossed |= _crossed_squares(~_reaching_in(canon, seen, typical, im.sigma), owners)
