@@ -29,8 +29,8 @@ PIECE_LINE_REACH: Final = 0.18
 #: piece lies under it, beside a bare square too. (The rim, 0.06, and one ring of the edge's measure,
 #: ``pieces.RING_STEP``: the edge is the last ring the body fills, up to a ring short of the real one.
 #: At 0.06, a large white piece touching a light outer line beside a light table left the line hidden
-#: a ring beyond its measured edge: tuning sets 59,274 -> 59,298 squares right, clear frames flagged
-#: 260 -> 252, none taken wrong more; one occluded frame more read clear, read right.)
+#: a ring beyond its measured edge. With :func:`_whole_stretches`: tuning sets 59,274 -> 59,290 squares
+#: right, clear frames flagged 260 -> 254, none taken wrong more, no occluded frame more read clear.)
 PIECE_OVER_LINE: Final = 0.10
 #: ...when its middle is this far (on the grid's tone scale) from the plate's end of it: a body of the
 #: plate's own tone is as likely the plate (a phantom white piece on a white plate beside a faint line).
