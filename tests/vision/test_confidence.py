@@ -96,8 +96,9 @@ def test_a_piece_of_the_plates_tone_is_never_certain(white: float, capped: bool)
 # Frames of the tuning sets whose grid was placed off the board (on its pieces and the table around), its
 # lines largely unseen: they are flagged, and before, a square of each was read wrong at confidence 1.0.
 # (apart 2/235 was one of them until the line fit left out profiles that run to their window's end:
-# its grid is now placed on the board and read whole; see test_line_ends.)
-GRID_OFF_THE_BOARD = [("heldout", 1, 42), ("apart", 2, 132)]
+# its grid is now placed on the board and read whole; see test_line_ends. So was apart 2/132 until lines
+# missed where the grid put them were looked for either side: see test_line_shift.)
+GRID_OFF_THE_BOARD = [("heldout", 1, 42)]
 
 
 @pytest.mark.parametrize(("generator", "seed", "index"), GRID_OFF_THE_BOARD)

@@ -14,7 +14,10 @@ from .tuning_frames import read_tuning_frame
 #: (generator, seed, index) of tuning frames, boards of large pieces, flagged before for their lines.
 LINES_HIDDEN_BY_PIECES = (
     ("heldout", 3, 132),  # a full board on an engraved light-grey plate
-    ("flat", 2, 16),  # large pieces on a wood plate, thick lines
+    # large pieces on a wood plate. (flat 2/16, large pieces on a wood plate with thick lines, was here
+    # until lines missed where the grid put them were looked for either side (test_line_shift): 11 % of
+    # its lines is hidden now, under the share that flags a frame.)
+    ("flat", 1, 259),
     ("contest_table", 4, 130),  # a full contest board, blue
 )
 
