@@ -15,7 +15,7 @@ import numpy as np
 
 from .geometry import GRID_SQUARES, SQUARE_CENTRES, _Canon, _read_only
 from .model import SquareRead
-from .stats import median
+from .stats import median, percentile
 
 #: line samples per square side, spread over the middle of the side (corners are crossings).
 LINE_SAMPLES: Final = 10
@@ -162,7 +162,7 @@ def _line_contrast(
     # A line mostly missed where the grid puts it is looked for a pixel or two either side, whole: a
     # board's outer lines drawn a little off its inner lines' spacing, a lens's barrel.
     line_of = _LINE_OF[: len(own)]
-    floor = MISSED_LINE_SHARE * float(np.percentile(best[1], 80))
+    floor = MISSED_LINE_SHARE * percentile(best[1], 80)
     seen = np.bincount(line_of, weights=best[0] >= floor, minlength=8)
     missed = seen < 0.5 * np.bincount(line_of, minlength=8)
     if floor > 0 and missed.any():
