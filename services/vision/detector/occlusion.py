@@ -47,7 +47,7 @@ LINE_SHIFT: Final = 0.05
 #: squares lost, dark plates' faint lines drawn to the pieces' shadows.)
 LINE_SHIFT_GAIN: Final = 1.1
 #: a line is missed where the grid puts it when fewer than half its samples stand out by this share of
-#: the grid's typical contrast (as ``DetectorParams.line_seen_frac`` sees a sample).
+#: the grid's typical contrast (about as ``DetectorParams.line_seen_frac`` sees a sample).
 MISSED_LINE_SHARE: Final = 0.45
 #: fewest seen line samples around a square to take their level rather than the grid's.
 MIN_LINE_SAMPLES: Final = 6
@@ -149,7 +149,7 @@ def _line_contrast(
 
     def shifted(d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(contrast on the clearer side, on the other, the line's grey) of every sample ``d`` px off."""
-        step = np.where(_VERTICAL[: len(own), None], d, d * canon.img.shape[1])
+        step = np.where(_VERTICAL[:, None], d, d * canon.img.shape[1])
         line_vals = img[np.clip(line_at + step, 0, img.size - 1)]
         peak = line_vals.max(axis=1) if sign > 0 else line_vals.min(axis=1)
         ref_vals = img[np.clip(ref_at + step, 0, img.size - 1)]
@@ -161,7 +161,7 @@ def _line_contrast(
     best = shifted(0)
     # A line mostly missed where the grid puts it is looked for a pixel or two either side, whole: a
     # board's outer lines drawn a little off its inner lines' spacing, a lens's barrel.
-    line_of = _LINE_OF[: len(own)]
+    line_of = _LINE_OF
     floor = MISSED_LINE_SHARE * percentile(best[1], 80)
     seen = np.bincount(line_of, weights=best[0] >= floor, minlength=8)
     missed = seen < 0.5 * np.bincount(line_of, minlength=8)
