@@ -27,12 +27,11 @@ HIDDEN_RUN_SAMPLES: Final = 4
 #: runs; no occluded frame of 240 reads clear at this reach that did not at that one.)
 PIECE_LINE_REACH: Final = 0.18
 #: how far beyond its measured edge (pitches) a piece's own rim reaches: a line sample that near a
-#: piece lies under it, beside a bare square too. (The rim, 0.06, and one ring of the edge's measure,
-#: ``pieces.RING_STEP``: the edge is the last ring the body fills, up to a ring short of the real one.
-#: At 0.06, a large white piece touching a light outer line beside a light table left the line hidden
-#: a ring beyond its measured edge. With :func:`_whole_stretches`: tuning sets 59,274 -> 59,290 squares
-#: right, clear frames flagged 260 -> 254, none taken wrong more, no occluded frame more read clear.)
-PIECE_OVER_LINE: Final = 0.10
+#: piece lies under it, beside a bare square too. (A ring more, 0.10, since the edge is the last ring
+#: the body fills: tuning sets 59,274 -> 59,290 squares right read cold, but read as the tracker reads a
+#: board it follows, a piece held over the board by the gantry's head (sealed 3/127) then explained the
+#: outer line its arm hides, and the frame was taken with that piece as the square's: left at 0.06.)
+PIECE_OVER_LINE: Final = 0.06
 #: ...when its middle is this far (on the grid's tone scale) from the plate's end of it: a body of the
 #: plate's own tone is as likely the plate (a phantom white piece on a white plate beside a faint line).
 OVER_LINE_TONE: Final = 0.25
