@@ -40,8 +40,9 @@ OVER_LINE_TONE: Final = 0.25
 LINE_SHIFT: Final = 0.05
 #: ...and taken there when more of its samples are seen and it stands out this many times more (its
 #: samples' contrast summed). (Tuning sets, with the plate beside a whole line for one fading from an
-#: end (:func:`_faded_samples`): 59,290 -> 59,304 squares right, wrong 139 -> 135, occluded frames read
-#: clear 77 -> 77; a frame whose grid was placed off the board now on it and read whole. Every line,
+#: end (:func:`_faded_samples`), measured while ``PIECE_OVER_LINE`` was 0.10: 59,290 -> 59,304 squares
+#: right, wrong 139 -> 135, occluded frames read clear 77 -> 77; a frame whose grid was placed off the
+#: board now on it and read whole. Every line,
 #: seen or not, looked for at the shift where it stands out more: 59,316 right, but 15 frames with
 #: squares lost, dark plates' faint lines drawn to the pieces' shadows.)
 LINE_SHIFT_GAIN: Final = 1.1
@@ -148,10 +149,14 @@ def _line_contrast(
 
     def shifted(d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(contrast on the clearer side, on the other, the line's grey) of every sample ``d`` px off."""
-        step = np.where(_VERTICAL[:, None], d, d * canon.img.shape[1])
-        line_vals = img[np.clip(line_at + step, 0, img.size - 1)]
+        lines, refs = line_at, ref_at
+        if d:  # (every frame reads its lines in place; only a missed line is read off it)
+            step = np.where(_VERTICAL[:, None], d, d * canon.img.shape[1])
+            lines = np.clip(line_at + step, 0, img.size - 1)
+            refs = np.clip(ref_at + step, 0, img.size - 1)
+        line_vals = img[lines]
         peak = line_vals.max(axis=1) if sign > 0 else line_vals.min(axis=1)
-        ref_vals = img[np.clip(ref_at + step, 0, img.size - 1)]
+        ref_vals = img[refs]
         # Against the side where the line stands out most: a white piece beside a light line hides the
         # contrast on its side only, while a hand over the line hides it on both sides.
         sides = sign * (peak[:, None] - ref_vals)
