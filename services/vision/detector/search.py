@@ -439,7 +439,8 @@ def _onto_the_lines(
     moved pose, and a square flagged for it (a pen, a shadow's edge) must stay flagged: a grid moved so
     that something foreign falls on its lines instead would read a covered board clear. (How much of
     the grid's samples are unseen in all is not asked: the stretches under large pieces, explained,
-    move with the grid; on the tuning sets, asked, 4 clear frames fewer were read whole.)"""
+    move with the grid; asked, 4 clear frames of the tuning sets more stayed flagged, sealed 3 #291,
+    a full board 3 degrees off, among them.)"""
     if not det.extra.get("crossed", 0.0) or det.pose is None:
         return det
     h = homography_of(det.pose)
@@ -591,7 +592,9 @@ def track(
     canonical view (a fraction of the search's cost), so a board that stands still or drifts by a few
     pixels is followed frame by frame. A confirmed pose keeps the prior's numbering up to
     ``TRACK_HYSTERESIS_DEG`` beyond +-45 degrees, so that a board at 45 degrees is not renumbered from
-    frame to frame; the result then carries ``extra["tracked"] == 1``. ``polarity`` and ``half_width``
+    frame to frame; the result then carries ``extra["tracked"] == 1``. A confirmed pose read with squares
+    crossed is moved onto its lines as the search's is (:func:`_onto_the_lines`: the line profiles that
+    confirm it are those the search refines on). ``polarity`` and ``half_width``
     (in pitches) are those of the detection the prior came from, when known.
 
     :raises DetectorError: when ``image`` is not an 8-bit grey or BGR image of a usable size.
