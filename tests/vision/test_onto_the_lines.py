@@ -21,8 +21,9 @@ import pytest
 from bench.vision_frames import a_frame_ago
 from services.vision.detector import detect, search, track
 from services.vision.detector.align import aligned_on_lines
-from services.vision.detector.geometry import CANONICAL_CORNERS, GRID_SQUARES, _apply_h
-from services.vision.detector.model import Detection, SquareReading
+from services.vision.detector.geometry import CANONICAL_CORNERS, GRID_SQUARES, _apply_h, pose_from_homography
+from services.vision.detector.image import _prepare_image
+from services.vision.detector.model import DEFAULT_PARAMS, Detection, SquareReading
 
 from .test_sweep import truth_as_read
 from .tuning_frames import assert_occluded_not_read_clear, read_tuning_frame, tuning_sample
@@ -217,3 +218,30 @@ def test_the_tracker_moves_its_grid_onto_the_lines_too() -> None:
     assert tracked.extra["tracked"] == 1.0
     assert not tracked.occluded
     assert tracked.board == truth_as_read(tracked, sample.board, sample.angle_deg)
+
+
+@pytest.mark.parametrize("tracking", [False, True])
+def test_a_board_at_45_degrees_keeps_its_numbering_in_the_tracker(tracking: bool) -> None:
+    """A bare board standing 46 degrees off (numbered as -44), its grid placed 3 degrees and 5 % off:
+    four squares read crossed. Moved onto its lines it stands at -46 degrees as numbered: the tracker
+    keeps that numbering (within its hysteresis), the search numbers it as it numbers a board found
+    (angle in (-45, 45]), square 1 then a corner on."""
+    to_image = _board_to_image(angle_deg=46.0, tilt=0.0)
+    start = _off(to_image, 0.95, 3.0, (0.0, 0.0))
+    im = _prepare_image(_drawn_board(to_image, full=False))
+    det = search.read_at_pose(
+        im, pose_from_homography(start), "dark-lines", HALF_WIDTH, DEFAULT_PARAMS, h=start
+    )
+    assert det.extra["crossed"] > 0
+    beyond = search.TRACK_HYSTERESIS_DEG if tracking else 0.0
+    moved = search._onto_the_lines(im, det, "dark-lines", HALF_WIDTH, DEFAULT_PARAMS, beyond_45=beyond)
+    assert moved is not det
+    assert moved.board == "." * 9
+    assert moved.pose is not None
+    first_stays = math.dist(moved.squares[0].center_px, det.squares[0].center_px) < 0.2 * PITCH
+    if tracking:
+        assert moved.pose.angle_deg < -45.0
+        assert first_stays
+    else:
+        assert -45.0 < moved.pose.angle_deg <= 45.0
+        assert not first_stays

@@ -425,7 +425,13 @@ def _onto_the_board(
 
 
 def _onto_the_lines(
-    im: _Image, det: Detection, polarity: Polarity, half_width: float, p: DetectorParams
+    im: _Image,
+    det: Detection,
+    polarity: Polarity,
+    half_width: float,
+    p: DetectorParams,
+    *,
+    beyond_45: float = 0.0,
 ) -> Detection:
     """``det`` (read in grey with the lines' ``polarity``, then in the brightest channel where that tells
     more), or the board read so again with its grid moved onto its lines as a whole
@@ -440,7 +446,11 @@ def _onto_the_lines(
     that something foreign falls on its lines instead would read a covered board clear. (How much of
     the grid's samples are unseen in all is not asked: the stretches under large pieces, explained,
     move with the grid; asked, 4 clear frames of the tuning sets more stayed flagged, sealed 3 #291,
-    a full board 3 degrees off, among them.)"""
+    a full board 3 degrees off, among them.)
+
+    The moved grid keeps ``det``'s numbering while its angle stays within ``beyond_45`` degrees
+    beyond +-45 (the tracker's hysteresis: a board standing at 45 degrees is not renumbered from frame
+    to frame), and is numbered as the search numbers a board otherwise."""
     if not det.extra.get("crossed", 0.0) or det.pose is None:
         return det
     h = homography_of(det.pose)
@@ -454,7 +464,9 @@ def _onto_the_lines(
     )
     if shift.max() > ALIGN_MAX_MOVE * pitch:
         return det
-    moved, pose = _normalise_turn(moved)
+    pose = pose_from_homography(moved)
+    if not -45.0 - beyond_45 < pose.angle_deg <= 45.0 + beyond_45:
+        moved, pose = _normalise_turn(moved)
     again = _read_in_brightest(
         im, read_at_pose(im, pose, polarity, half_width, p, h=moved), half_width, p, h=moved
     )
@@ -615,7 +627,7 @@ def track(
             h2, pose = _normalise_turn(h2)
         det = _read_in_brightest(im, read_at_pose(im, pose, polarity, hw, p, h=h2), hw, p, h=h2)
         if det.occluded:
-            det = _onto_the_lines(im, det, polarity, hw, p)
+            det = _onto_the_lines(im, det, polarity, hw, p, beyond_45=TRACK_HYSTERESIS_DEG)
         if det.line_contrast * sign > 0:
             return _finished(
                 im,
