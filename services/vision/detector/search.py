@@ -103,8 +103,9 @@ TRACK_HYSTERESIS_DEG: Final = 2.0
 #: that were a square off; at 1, a hand over one side of a board moved it onto the table.)
 OFF_BOARD_GAIN: Final = 2
 #: a grid moved onto its lines as a whole (:func:`_onto_the_lines`) is taken only when no corner of it
-#: moved farther than this (pitches): a move that far is onto something else (a lined sheet, the pieces'
-#: rims), not onto the board's own lines.
+#: moved farther than this (pitches): the pose it corrects is a few hundredths off at the centre (the
+#: moves taken on the tuning sets reach 0.27 at a corner); farther, the drawn grid may have slid onto
+#: something else straight and periodic (a lined sheet, a row of the pieces' rims).
 ALIGN_MAX_MOVE: Final = 0.3
 #: refinements of a found pose on the grid lines (the cells' centres are found at half resolution).
 REFINE_PASSES: Final = 2
@@ -435,9 +436,10 @@ def _onto_the_lines(
 ) -> Detection:
     """``det`` (read in grey with the lines' ``polarity``, then in the brightest channel where that tells
     more), or the board read so again with its grid moved onto its lines as a whole
-    (:func:`.align.aligned_on_lines`), when ``det`` has squares taken as crossed and the move shows the
-    lines better: fewer squares covered, fewer crossed, no more of the lines hidden, no fewer squares
-    flagged for what lies inside them, and no corner moved more than ``ALIGN_MAX_MOVE``.
+    (:func:`.align.aligned_on_lines`), when ``det`` has squares taken as crossed, no corner moved more
+    than ``ALIGN_MAX_MOVE``, and the move shows the lines better (:func:`_shows_the_lines_better`:
+    fewer squares covered and crossed, no more of the lines hidden, no fewer squares flagged for what
+    lies inside them, the squares read alike).
 
     A pose a little off (a full board placed on few cells) leaves the far squares' lines beside where
     it puts them, and those squares are taken as crossed. A hand crossing a line hides it wherever the
