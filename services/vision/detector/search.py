@@ -104,7 +104,7 @@ TRACK_HYSTERESIS_DEG: Final = 2.0
 OFF_BOARD_GAIN: Final = 2
 #: a grid moved onto its lines as a whole (:func:`_onto_the_lines`) is taken only when no corner of it
 #: moved farther than this (pitches): the pose it corrects is a few hundredths off at the centre (the
-#: moves taken on the tuning sets reach 0.27 at a corner); farther, the drawn grid may have slid onto
+#: moves taken on the tuning sets reach 0.28 at a corner); farther, the drawn grid may have slid onto
 #: something else straight and periodic (a lined sheet, a row of the pieces' rims).
 ALIGN_MAX_MOVE: Final = 0.3
 #: refinements of a found pose on the grid lines (the cells' centres are found at half resolution).
