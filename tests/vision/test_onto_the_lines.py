@@ -170,6 +170,23 @@ def test_the_move_is_taken_only_when_it_shows_the_lines_better(after: Detection,
 
 
 @pytest.mark.parametrize(
+    ("background_after", "crossed_after", "taken"),
+    [(0.0, 1.0, True), (1.0, 1.0, False), (0.0, 2.0, False)],
+)
+def test_a_move_that_brings_squares_corners_back_onto_the_board_is_taken(
+    background_after: float, crossed_after: float, taken: bool
+) -> None:
+    """Before: squares 8 and 9 covered, square 9's corners off the board's surface ("background"),
+    square 8 crossed. After: square 9 clear; taken when its corners are on the board (as many squares
+    crossed), not when they still are not, nor with more squares crossed."""
+    before = _read((7, 8), 1.0, 0.03, elongated=0.0)
+    before.extra["foreign_background"] = 1.0
+    after = _read((7,), crossed_after, 0.03, elongated=0.0)
+    after.extra["foreign_background"] = background_after
+    assert search._shows_the_lines_better(before, after) is taken
+
+
+@pytest.mark.parametrize(
     ("after", "taken"),
     [
         (_read((4,), 0.0, 0.02, black=1), True),  # square 2's black piece where it was
@@ -185,14 +202,22 @@ def test_the_move_is_taken_only_when_the_squares_read_alike(after: Detection, ta
 
 
 @pytest.mark.parametrize(
-    ("generator", "seed", "index"), [("sealed", 3, 291), ("sealed", 3, 212), ("heldout", 3, 104)]
+    ("generator", "seed", "index"),
+    [
+        ("sealed", 3, 291),
+        ("sealed", 3, 212),
+        ("heldout", 3, 104),
+        ("contest_table", 1, 200),
+        ("contest_table", 2, 144),
+    ],
 )
 def test_boards_placed_a_little_off_are_read_whole(
     generator: str, seed: int, index: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Tuning frames whose grid the search placed a little off (sealed 3 #291, a full board of large
     pieces 3 degrees off; sealed 3 #212, a full board of white pieces; heldout 3 #104): squares crossed
-    there, read whole on the lines; not without the move."""
+    there, or with their corners on the table beyond a board without a margin (contest_table 1 #200 and
+    2 #144), read whole on the lines; not without the move."""
     det, truth = read_tuning_frame(generator, seed, index)
     assert not det.occluded
     assert det.board == truth

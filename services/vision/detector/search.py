@@ -436,10 +436,10 @@ def _onto_the_lines(
 ) -> Detection:
     """``det`` (read in grey with the lines' ``polarity``, then in the brightest channel where that tells
     more), or the board read so again with its grid moved onto its lines as a whole
-    (:func:`.align.aligned_on_lines`), when ``det`` has squares taken as crossed, no corner moved more
-    than ``ALIGN_MAX_MOVE``, and the move shows the lines better (:func:`_shows_the_lines_better`:
-    fewer squares covered and crossed, no more of the lines hidden, no fewer squares flagged for what
-    lies inside them, the squares read alike).
+    (:func:`.align.aligned_on_lines`), when ``det`` has squares taken as crossed or as lying off the
+    board's surface, no corner moved more than ``ALIGN_MAX_MOVE``, and the move shows the lines better
+    (:func:`_shows_the_lines_better`: fewer squares covered, fewer crossed or off the surface, no more
+    of the lines hidden, no fewer squares flagged for anything else in them, the squares read alike).
 
     A pose a little off (a full board placed on few cells) leaves the far squares' lines beside where
     it puts them, and those squares are taken as crossed. A hand crossing a line hides it wherever the
@@ -453,7 +453,8 @@ def _onto_the_lines(
     The moved grid keeps ``det``'s numbering while its angle stays within ``beyond_45`` degrees
     beyond +-45 (the tracker's hysteresis: a board standing at 45 degrees is not renumbered from frame
     to frame), and is numbered as the search numbers a board otherwise."""
-    if not det.extra.get("crossed", 0.0) or det.pose is None:
+    off_the_lines = det.extra.get("crossed", 0.0) or det.extra.get("foreign_background", 0.0)
+    if not off_the_lines or det.pose is None:
         return det
     h = homography_of(det.pose)
     moved = aligned_on_lines(im.gray, h, polarity, half_width)
@@ -477,16 +478,21 @@ def _onto_the_lines(
 
 def _shows_the_lines_better(before: Detection, after: Detection) -> bool:
     """Whether ``after`` (the board read with its grid moved) shows its lines better than ``before``
-    (see :func:`_onto_the_lines`): fewer squares covered, fewer crossed, no more of the lines hidden,
-    no fewer squares flagged for what lies inside them, and every square both read, read alike. (A
-    move of a few hundredths of a pitch that changes what a square holds leaves one of the two reads
-    unsure; the first one stands, its covered squares with it.)"""
+    (see :func:`_onto_the_lines`): fewer squares covered; fewer crossed, or as many and fewer whose
+    corners lie off the board's surface ("background": a grid a little off puts an outer square's
+    corners on the table beyond a board without a margin); no more of the lines hidden; no fewer squares
+    flagged for anything else that lies inside them; and every square both read, read alike. (A move
+    of a few hundredths of a pitch that changes what a square holds leaves one of the two reads unsure;
+    the first one stands, its covered squares with it.)"""
 
     def covered(d: Detection) -> int:
         return sum(sq.occluded for sq in d.squares)
 
     def flagged_inside(d: Detection) -> float:
-        return sum(v for k, v in d.extra.items() if k.startswith("foreign_"))
+        return sum(v for k, v in d.extra.items() if k.startswith("foreign_") and k != "foreign_background")
+
+    def count(d: Detection, key: str) -> float:
+        return d.extra.get(key, 0.0)
 
     def agree(a: SquareReading) -> bool:
         # (The same square after the move, by where it lies: a board standing near 45 degrees may be
@@ -497,8 +503,14 @@ def _shows_the_lines_better(before: Detection, after: Detection) -> bool:
     return (
         covered(after) < covered(before)
         and all(agree(a) for a in before.squares)
-        and after.extra.get("crossed", 0.0) < before.extra.get("crossed", 0.0)
-        and after.extra.get("lines_hidden", 0.0) <= before.extra.get("lines_hidden", 0.0)
+        and (
+            count(after, "crossed") < count(before, "crossed")
+            or (
+                count(after, "crossed") == count(before, "crossed")
+                and count(after, "foreign_background") < count(before, "foreign_background")
+            )
+        )
+        and count(after, "lines_hidden") <= count(before, "lines_hidden")
         and flagged_inside(after) >= flagged_inside(before)
     )
 
