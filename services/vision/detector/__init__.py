@@ -35,10 +35,10 @@ How it works, in order:
    it, is left out while the other lines place the grid; a pass that loses a tenth of a well-seen
    grid's line segments is undone: on a small board a line fitted along the pieces beside it skews
    the crossings). A board read with squares crossed (or with their corners off the board's surface)
-   is read once more with its grid moved onto its lines as a whole, a drawn grid aligned with the view's thin structures by OpenCV's ECC
-   (:func:`.align.aligned_on_lines`), and taken when that shows the lines better
-   (:func:`.search._onto_the_lines`: a full board placed on few cells can be a few hundredths of a pitch
-   off, and its far squares' lines lie beside where the grid puts them). The
+   is read once more with its grid moved onto its lines as a whole, a drawn grid aligned with the
+   view's thin structures by OpenCV's ECC (:func:`.align.aligned_on_lines`), and taken when that
+   shows the lines better (:func:`.search._onto_the_lines`: a full board placed on few cells can be a
+   few hundredths of a pitch off, and its far squares' lines lie beside where the grid puts them). The
    signed angle, centre and corners follow from it. Square 1 is the top-left cell in the board's own
    frame.
 4. **Reading.** The grid is warped to the canonical view and each square read twice. Against the

@@ -5,9 +5,9 @@ show only in the gaps: the pose the search settles on can be off by a few hundre
 centre and a tenth or more at a far corner (a scale a few percent short, a perspective a degree or two
 off). The lines of the far squares then lie beside where the grid puts them, their samples are not
 seen, and those squares are taken as crossed by something; on a board without a margin, an outer
-square's corners fall on the table beyond it, and the square is taken as lying off the board. (Of the tuning sets' 127 clear frames of
-``sealed`` flagged as occluded, 30 were placed 4 % off in scale, 1.5 degrees in angle or 0.06 of a
-pitch at the centre, or more; of the 633 read whole, 31.)
+square's corners fall on the table beyond it, and the square is taken as lying off the board. (Of the
+tuning sets' 127 clear frames of ``sealed`` flagged as occluded, 30 were placed 4 % off in scale, 1.5
+degrees in angle or 0.06 of a pitch at the centre, or more; of the 633 read whole, 31.)
 
 Here the whole grid is moved at once, as OpenCV's ECC alignment (``cv2.findTransformECC``, Evangelidis
 and Psarakis, 2008) moves an image onto a template: the template is the grid itself, eight lines of the
