@@ -1,10 +1,11 @@
-"""A board read with squares crossed is read again with its grid moved onto its lines as a whole
-(:func:`services.vision.detector.align.aligned_on_lines`, :func:`services.vision.detector.search
-._onto_the_lines`).
+"""A board read with squares crossed, or with their corners off the board's surface, is read again
+with its grid moved onto its lines as a whole (``align.aligned_on_lines``, ``search._onto_the_lines``
+in services.vision.detector).
 
 A full board of large pieces leaves few cells to place the grid by: the pose found can be a few
 percent short in scale or a degree or two off in angle, and the far squares' lines then lie beside
-where the grid puts them, so that those squares read as crossed. Here: the alignment on drawn boards
+where the grid puts them, so that those squares read as crossed (or, on a board without a margin,
+their corners fall on the table). Here: the alignment on drawn boards
 (full of large pieces, both polarities, a start off in scale, angle and place), what it does with a
 start already right and with an image that holds no grid, the rule that takes the move, and tuning
 frames it reads whole while a hand over a board keeps it covered.
