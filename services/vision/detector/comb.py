@@ -16,7 +16,8 @@ from .image import _Image
 from .model import DetectorParams
 
 #: the comb search: edges above this percentile of gradient energy vote for the angle; this many
-#: candidate angles at least this many degrees apart are tried.
+#: candidate angles at least this many degrees apart are tried (and as many more, the next likeliest,
+#: when nothing else finds a board: see search._search).
 COMB_EDGE_PERCENTILE: Final = 90.0
 COMB_ANGLES: Final = 2
 COMB_ANGLE_SEPARATION: Final = 4.0
@@ -41,9 +42,10 @@ COMB_FREE_ANGLE: Final = 10.0
 COMB_FREE_PITCH_RATIO: Final = 1.2
 
 
-def _comb_angles(img: np.ndarray) -> list[float]:
-    """The board's likeliest angles in ``img`` (degrees, counter-clockwise as seen, in (-45, 45]): the
-    dominant straight-edge orientations, gradient directions taken modulo 90 degrees."""
+def _comb_angles(img: np.ndarray, count: int = COMB_ANGLES) -> list[float]:
+    """The board's ``count`` likeliest angles in ``img`` (degrees, counter-clockwise as seen, in
+    (-45, 45]), likeliest first: the dominant straight-edge orientations, gradient directions taken
+    modulo 90 degrees."""
     gx = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3)
     mag = gx * gx + gy * gy
@@ -57,7 +59,7 @@ def _comb_angles(img: np.ndarray) -> list[float]:
         a = _wrap90(45.0 - float(i))
         if all(abs(_wrap90(a - b)) > COMB_ANGLE_SEPARATION for b in angles):
             angles.append(a)
-        if len(angles) == COMB_ANGLES:
+        if len(angles) == count:
             break
     return angles
 
@@ -129,11 +131,12 @@ def _best_combs(
     return [(float(best[i]), int(x0s[i]), int(y0s[i]), float(best_pitch[i])) for i in range(pairs)]
 
 
-def _comb_search(im: _Image, params: DetectorParams) -> _Combs:
+def _comb_search(im: _Image, params: DetectorParams, skip_angles: int = 0) -> _Combs:
     """A second way to find the grid, for boards whose cells pieces break up (large pieces touching
     thin lines, a full board): the grid is four long, evenly spaced parallel lines each way.
 
-    At each of the likeliest angles (:func:`_comb_angles`) the image is turned so that the board's axes
+    At each of the ``COMB_ANGLES`` likeliest angles (:func:`_comb_angles`), after the ``skip_angles``
+    likelier ones, the image is turned so that the board's axes
     are the view's. Two kinds of evidence are summed along each axis, for either polarity: the line
     mask (pixels beyond the local mean by the line threshold, as the cells are found in), and the ridges
     (:func:`_ridges`: pixels standing out of both their sides, where the lines answer and the edges of
@@ -154,7 +157,7 @@ def _comb_search(im: _Image, params: DetectorParams) -> _Combs:
     found: list[tuple[str, np.ndarray]] = []  # (kind of evidence, image -> turned view)
     profiles: list[tuple[np.ndarray, np.ndarray]] = []
     to_small = np.diag([im.scale, im.scale, 1.0])
-    angles = _comb_angles(img)
+    angles = _comb_angles(img, COMB_ANGLES + skip_angles)[skip_angles:]
     for angle in angles:
         # Turning the image by -angle brings the board's x axis (cos a, -sin a) onto the view's x axis.
         turn = cv2.getRotationMatrix2D((wid / 2.0, hgt / 2.0), -angle, 1.0)
