@@ -808,6 +808,12 @@ def read_at_pose(
     light_both = peaks if sign > 0 else peaks + both_sides
     typical_share = percentile(both_sides / np.maximum(light_both, 1.0), 80)
     seen = contrast / np.maximum(light, 1.0) >= params.line_seen_frac * max(typical_share, 1e-4)
+    # ...or when it stands out of both its sides by that share of the typical contrast itself: a lamp's
+    # glare adds light to a patch of the board, lines and plate alike, which leaves the line's contrast
+    # as it was but lowers it against the light there. (Both sides: a coin's or a marble's rim on a line
+    # stands out of one side only. On the tuning sets: 14 squares more right, 3 clear frames fewer
+    # flagged, no occluded frame more read clear; on one side only, 3 occluded frames read clear.)
+    seen |= both_sides >= params.line_seen_frac * max(typical, 1e-3)
     no_grid = typical < max(NO_GRID_NOISE_K * im.sigma, NO_GRID_SPREAD_SHARE * im.spread)
     brightest_gain = 0.0  # how many times more the lines stand out in the brightest channel (colour only)
     if canon.colour is not None and not in_brightest and typical >= LOW_GRID_CONTRAST:

@@ -1,0 +1,69 @@
+"""A line under a lamp's glare is seen (``search.read_at_pose``): a line sample counts as seen when its
+contrast is a share of the grid's typical one for the light there, or when it stands out of both its
+sides by that share of the typical contrast itself.
+
+A glare adds light to a patch of the board, lines and plate alike: the line's contrast stays as it was,
+while the light there grows, so that against the light alone the lines in a bright glare look faint and
+the squares beside them crossed. A coin or a marble on a line stands out of one side only (its rim),
+and leaves the line covered. Here: a drawn board under a bright round glare, tuning frames under a
+lamp read whole, and coins and marbles on lines kept covered.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from services.vision.detector import detect
+from services.vision.detector.geometry import _apply_h
+
+from .test_onto_the_lines import _board_to_image, _drawn_board
+from .test_sweep import truth_as_read
+from .tuning_frames import assert_occluded_not_read_clear, tuning_sample
+
+SURE = 0.9
+
+
+def _under_glare(peak: float, sigma_px: float, exposure: float) -> np.ndarray:
+    """An empty drawn board (dark lines on a grey plate) at ``exposure`` of its light, with a lamp's
+    glare added: a round patch ``peak`` grey levels bright at its middle, ``sigma_px`` wide, centred on
+    the crossing of the first inner lines."""
+    to_image = _board_to_image(8.0)
+    board = _drawn_board(to_image, full=False).astype(np.float32)
+    ((cx, cy),) = _apply_h(to_image, np.array([[1.0, 1.0]]))
+    rows, cols = np.mgrid[0 : board.shape[0], 0 : board.shape[1]]
+    glare = peak * np.exp(-((cols - cx) ** 2 + (rows - cy) ** 2) / (2.0 * sigma_px**2))
+    return np.clip(board * exposure + glare, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize(("peak", "sigma_px", "exposure"), [(160.0, 40.0, 0.4), (140.0, 40.0, 0.35)])
+def test_lines_under_a_bright_glare_are_seen(peak: float, sigma_px: float, exposure: float) -> None:
+    # (Against the light alone, a run of samples on both inner lines through the glare was hidden and
+    # four squares read crossed.)
+    det = detect(_under_glare(peak, sigma_px, exposure))
+    assert det.found
+    assert det.extra["crossed"] == 0 and det.extra["lines_hidden"] == 0
+    # The glare's light across the squares beside it is not read as a piece surely.
+    assert all(sq.state == "empty" or sq.confidence < SURE for sq in det.squares)
+
+
+@pytest.mark.parametrize(
+    ("seed", "index"),
+    # A dark glossy plate with thin engraved lines, a lamp's glare on it; light marker lines on a glossy
+    # grey plate under a lamp.
+    [(1, 55), (1, 211)],
+)
+def test_boards_under_a_lamp_are_read_whole(seed: int, index: int) -> None:
+    sample = tuning_sample("sealed", seed, index)
+    det = detect(sample.image)
+    assert det.found and not det.occluded and not det.problem
+    assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
+
+
+@pytest.mark.parametrize(
+    ("seed", "index"),
+    # A glass marble on a line, a copper coin across a line, a steel ball on a corner.
+    [(3, 85), (4, 13), (4, 142)],
+)
+def test_coins_and_marbles_on_lines_stay_covered(seed: int, index: int) -> None:
+    assert_occluded_not_read_clear("apart", seed, index)
