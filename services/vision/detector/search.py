@@ -749,6 +749,15 @@ def _whites_from_grey(grey: Detection, brightest: Detection, params: DetectorPar
     return replace(brightest, squares=tuple(squares), occluded=occluded, problem=problem)
 
 
+def _lit_into_white(first: list[SquareReading], unglared: Detection) -> bool:
+    """Whether the read with a glare taken out (``unglared``) reads a white piece on a square the first
+    read left unknown (or covered): what a glare leaves where its fit falls short is a light round
+    body without an edge, which is what a white piece is to the reader."""
+    return any(
+        a.state == "unknown" and b.state == "white" for a, b in zip(first, unglared.squares, strict=True)
+    )
+
+
 def _disagree(a: Detection, b: Detection) -> bool:
     """Whether two reads of one board read some square seen in both as different states."""
     return any(
@@ -777,7 +786,8 @@ def read_at_pose(
     A board under uneven light is read a second time with the light evened out: a shadow band divided
     out (``shade``, :func:`.shade.shadow_gain`), a lamp's glare taken out (``glare``,
     :func:`.glare.glare_light`). A square the two reads tell apart is unknown; a board read whole only
-    the second way is taken so (for a glare, only where no line is covered)."""
+    the second way is taken so (for a glare, only where no line is covered, and where it reads no white
+    piece on a square the first read left unknown: :func:`_lit_into_white`)."""
     if h is None:
         h = homography_of(pose)
     pitch = pitch_of(pose)
@@ -964,6 +974,7 @@ def read_at_pose(
             not read_whole
             and not second.problem
             and (light == "shadow" or (light == "glare" and not lines_covered))
+            and not (light == "glare" and _lit_into_white(squares, second))
             and not any(_disagree(second, other) for other, _ in second_reads if other is not second)
         ):
             # Read whole only with the light evened out. (For a round glare, only where no line is
