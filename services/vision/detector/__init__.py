@@ -22,9 +22,8 @@ How it works, in order:
    else finds a board, each set of lines at its own angle and pitch, as a camera that does not look
    straight down sees them (:meth:`.comb._Combs.free`); then the comb at the image's third and fourth
    likeliest angles (clutter beside the board, a printed sheet's rows, can own the first two); last,
-   the whole search again in the image's
-   relief, its thin structures of either tone light on black (an engraved groove's shaded and lit
-   walls; :func:`.search._in_relief`).
+   the whole search again in the image's relief, its thin structures of either tone light on black (an
+   engraved groove's shaded and lit walls; :func:`.search._in_relief`).
 3. **Pose.** A homography from the image to the canonical top view (grid (0, 0)-(3, 3), square units)
    is fitted to the found cells' centres (projective with all nine, affine with fewer). The grid is
    then checked on its own lines (:func:`.lines._verify_grid`): which way its contrast goes, whether the 3x3

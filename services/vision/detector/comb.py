@@ -136,9 +136,9 @@ def _comb_search(im: _Image, params: DetectorParams, skip_angles: int = 0) -> _C
     thin lines, a full board): the grid is four long, evenly spaced parallel lines each way.
 
     At each of the ``COMB_ANGLES`` likeliest angles (:func:`_comb_angles`), after the ``skip_angles``
-    likelier ones, the image is turned so that the board's axes
-    are the view's. Two kinds of evidence are summed along each axis, for either polarity: the line
-    mask (pixels beyond the local mean by the line threshold, as the cells are found in), and the ridges
+    likelier ones, the image is turned so that the board's axes are the view's. Two kinds of evidence
+    are summed along each axis, for either polarity: the line mask (pixels beyond the local mean by the
+    line threshold, as the cells are found in), and the ridges
     (:func:`_ridges`: pixels standing out of both their sides, where the lines answer and the edges of
     pieces, plate and table do not). The comb of four equally spaced peaks with the same pitch on both
     axes is the grid. Returns the grids found, the likeliest first (interleaving the two kinds of
