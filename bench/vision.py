@@ -5,7 +5,8 @@ something new in it costs: the last pose confirmed on the lines, no search), and
 seeded sweep of rendered frames (services/simcam, presets and random looks), the real photos, the real
 photos augmented (turned, scaled, shifted, relit: tests/vision/augment.py) and the independent renderer
 (tests/vision/synth.py). A frame with no board in view (the search's every fallback runs, the relief
-last) is timed too: what the camera's frames cost before a board is found.
+last) is timed too: what the camera's frames cost before a board is found. And a weakness: empty boards
+under a compact lamp's glare, read whole with a piece under it (:func:`glare_spot_report`).
 
 The baseline, measured in the same run on the same frames, is the cheapest preprocessing any detector
 does (grey conversion plus a 5x5 Gaussian blur); the ratio says how many of those one detection costs.
@@ -266,6 +267,7 @@ def main() -> int:
     print(f"{'independent renderer':28}{_own_renderer(args.seed, args.frames)}")
     print(f"{'own renderer, contest looks':28}{_own_renderer(args.seed, args.frames, contest=True)}")
     exposure_report(EXPOSURE_BOARDS, args.seed)
+    glare_spot_report()
     print()
     for generator in GENERATORS:
         heldout_report(args.heldout, held_out_seeds if generator == HELD_OUT else [args.seed], generator)
@@ -334,6 +336,41 @@ def exposure_report(n: int, seed: int) -> None:
         f" metered on the board: right"
         f" {sum(r[0] for r in metered_runs)}/{n}, after {int(np.median(frames))} frames median"
         f" ({int(frames.max())} at most), exposure x{np.median(factors):.2f} median"
+    )
+
+
+#: the glare spots of the glare report: where (squares from the grid's corner: a square's middle, a
+#: corner square's, a crossing, off a middle), how bright over the plate (grey levels), how wide (the
+#: Gaussian's sigma, image pixels at 60 a square), and the plate's exposure (of its drawn 190).
+GLARE_AT: tuple[tuple[float, float], ...] = ((1.5, 1.5), (0.5, 0.5), (2.5, 1.5), (1.3, 1.6))
+GLARE_PEAKS = (90.0, 120.0, 140.0, 160.0)
+GLARE_SIGMAS_PX = (25.0, 35.0, 45.0, 60.0)
+GLARE_EXPOSURES = (0.5, 0.6, 0.75)
+
+
+def glare_spot_report() -> None:
+    """A weakness measured, not tuned on: an empty drawn board (dark lines, a grey plate) under a
+    compact round glare (``GLARE_AT`` x ``GLARE_PEAKS`` x ``GLARE_SIGMAS_PX`` x ``GLARE_EXPOSURES``,
+    192 frames), as a lamp's reflection on a glossy board lies. Prints how many frames the stability
+    filter would pass with a piece on the board (there is none), and how many squares read a piece at
+    0.9 or more. (README, "A lamp's glare on a glossy board".)"""
+    from tests.vision.test_lines_under_glare import under_glare
+
+    frames = passed_wrong = sure_wrong = 0
+    for at in GLARE_AT:
+        for peak in GLARE_PEAKS:
+            for sigma in GLARE_SIGMAS_PX:
+                for exposure in GLARE_EXPOSURES:
+                    det = detect(under_glare(peak, sigma, exposure, at=at))
+                    frames += 1
+                    usable = StabilityFilter.usable(det.found, det.board, det.occluded, det.problem)
+                    passed_wrong += usable and det.board != "." * 9
+                    sure_wrong += sum(
+                        s.state in ("black", "white") and s.confidence >= 0.9 for s in det.squares
+                    )
+    print(
+        f"{'glare spots, empty board':28}read whole with a piece under the glare {passed_wrong} of {frames}"
+        f" frames; squares read a piece at >= 0.9: {sure_wrong}"
     )
 
 
