@@ -6,9 +6,11 @@ A glare adds light to a patch of the board, lines and plate alike: the line's co
 while the light there grows, so that against the light alone the lines in a bright glare look faint and
 the squares beside them crossed. A coin or a marble on a line stands out of one side only (its rim),
 and leaves the line covered. Here: a drawn board under a bright round glare, tuning frames under a
-lamp read whole, and coins and marbles on lines kept covered. And the read with a glare taken out is
-not taken whole when it reads a white piece on a square the first read left unknown
-(``search._lit_into_white``).
+lamp read whole, and coins and marbles on lines kept covered. And the read with a round glare taken
+out: what it leaves within a share of the glare off the plate is the plate (``search.GLARE_SLACK``: a
+compact glare's fit falls short or overshoots, and leaves a round body without an edge on a bare
+square), and it is not taken whole when it reads a white piece on a square the first read left
+unknown (``search._lit_into_white``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 
 from services.vision.detector import detect, search
 from services.vision.detector.geometry import _apply_h
+from services.vision.tracker import StabilityFilter
 
 from .test_onto_the_lines import _board_to_image, _drawn_board
 from .test_sweep import truth_as_read
@@ -78,9 +81,38 @@ def test_a_glare_read_that_leaves_a_white_body_where_the_first_read_saw_none_is_
 ) -> None:
     """A glare over a bare square (the right middle one), its fit a little high: the read with the
     glare taken out has a body a little darker than the plate there, which the reader takes for a white
-    piece. The first read had that square covered: the glare's read does not make it a piece."""
+    piece. The first read had that square covered: the glare's read does not make it a piece. (Here
+    without the glare read's slack, which reads that body as the plate: this guard stands behind it.)"""
+    monkeypatch.setattr(search, "GLARE_SLACK", 0.0)
     image = under_glare(120.0, 35.0, 0.5, at=(2.5, 1.5))
     det = detect(image)
     assert det.found and (det.occluded or "?" in det.board), det.board
     monkeypatch.setattr(search, "_lit_into_white", lambda first, unglared: False)
     assert detect(image).board == ".....O..."  # (what it read before)
+
+
+@pytest.mark.parametrize(
+    ("peak", "sigma_px", "exposure", "at"),
+    # A glare on the middle square, found and not; one on the right middle square; one off a middle.
+    [
+        (120.0, 35.0, 0.5, (1.5, 1.5)),
+        (90.0, 35.0, 0.5, (1.5, 1.5)),
+        (140.0, 25.0, 0.5, (2.5, 1.5)),
+        (140.0, 25.0, 0.5, (1.3, 1.6)),
+    ],
+)
+def test_a_bare_square_under_a_compact_glare_is_not_read_whole_as_a_piece(
+    peak: float, sigma_px: float, exposure: float, at: tuple[float, float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the glare taken out, what its fit leaves within ``search.GLARE_SLACK`` of it is the plate:
+    the square reads bare there, and a first read that took the glare for a white piece disagrees with
+    it (unknown: the device waits). Without the slack each frame was read whole with a piece."""
+    image = under_glare(peak, sigma_px, exposure, at=at)
+    det = detect(image)
+    assert det.found
+    assert not StabilityFilter.usable(det.found, det.board, det.occluded, det.problem) or det.board == "." * 9
+    assert all(sq.state == "empty" or sq.confidence < SURE for sq in det.squares)
+    monkeypatch.setattr(search, "GLARE_SLACK", 0.0)
+    before = detect(image)
+    assert StabilityFilter.usable(before.found, before.board, before.occluded, before.problem)
+    assert before.board != "." * 9

@@ -172,6 +172,9 @@ class _Canon:
     px: int  # pixels per square
     margin: int  # pixels of margin on each side
     colour: np.ndarray | None = None  # the same view in colour (float32, 3 channels), lightly smoothed
+    #: grey levels each pixel may lie off the plate by and still be the plate (None: none): what an
+    #: estimate taken out of the view (a lamp's glare) may have got wrong there.
+    slack: np.ndarray | None = None
 
 
 def _canonical(

@@ -103,7 +103,10 @@ def _read_squares_ring(
     ring_dev = np.abs(grey_ring - bg_grey[:, None])
     vary = MAD_TO_SIGMA * median(ring_dev)
     t_grey = np.maximum(params.piece_noise_k * vary, RING_PIECE_MIN_FRAC * contrast)
-    differs = np.abs(grey - bg_grey[:, None]) > t_grey[:, None]  # (9, P)
+    off = np.abs(grey - bg_grey[:, None])
+    if canon.slack is not None:
+        off = off - canon.slack.ravel()[pixels]  # (what an estimate taken out may have got wrong)
+    differs = off > t_grey[:, None]  # (9, P)
     if chroma is not None:
         ring_cdev = _chroma_distance(ring_chroma, bg_chroma)
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation

@@ -446,6 +446,10 @@ def _read_squares(
     plate = plate_px.reshape(9, -1, n_ch)
     plate += own[:, None, :]  # (in place: the surface at the pixels is not used again)
     dev = data - plate  # (9, P, C)
+    if canon.slack is not None:
+        # Off the plate by less than what an estimate taken out of the view may have got wrong: the plate.
+        slack = canon.slack.ravel()[geo.pixels]
+        dev[..., 0] = np.sign(dev[..., 0]) * np.maximum(np.abs(dev[..., 0]) - slack, 0.0)
     # How much bare board varies (noise, texture, JPEG) in the corners, pooled over the board: over the
     # corners whose level the plate explains (a large piece's shadow sets a corner apart from its
     # square's level; that is the piece, not the plate, and it would hide faint pieces everywhere).
