@@ -208,17 +208,22 @@ def test_a_thin_pen_is_not_a_shadows_edge(grey: float) -> None:
     assert (crossed == _lying_across(view, PX, MARGIN, CONTRAST, 2.0, True)).all()
 
 
-def test_boards_under_a_hard_shadow_read_more_squares_and_none_wrong_for_it(
+def test_boards_under_a_hard_shadow_are_read_and_none_wrong_for_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Our renderer's contest looks under a lamp's sharp shadow (``looks.with_hard_shadow``), 40 frames:
     where the board is read again with the shadow evened out, its edges no longer cover squares
-    (measured: 349 of 360 squares right, 338 judging them pens; the same one frame read wrong either
-    way, a phantom beside the shadow's edge). Seed 91, 60 frames: 478 -> 491; seed 92: 464 -> 478."""
+    (measured when the band was read in steps: 349 of 360 squares right, 338 judging the edges pens; the
+    same one frame read wrong either way, a phantom beside the shadow's edge; seed 91, 60 frames: 478 ->
+    491; seed 92: 464 -> 478). Since the band is fitted as one (session 61): 352 right, and as many
+    judging both the shadow's edges (``_a_shadows_edge``) and the band's found edges
+    (``_along_band_edge``) pens, the band divided out leaving no edge to judge; but then a frame more is
+    read wrong (frame 39: a phantom white piece beside the edge)."""
     rng = np.random.default_rng(94)
     scenes = [with_hard_shadow(contest_scene(rng), rng) for _ in range(40)]
     right, _, problems = read_scenes(scenes)
     monkeypatch.setattr(across, "_a_shadows_edge", lambda *_: False)
-    right_without, _, problems_without = read_scenes(scenes)
-    assert problems == problems_without and len(problems) <= 1, problems
-    assert right >= 345 and right_without <= 340, (right, right_without)
+    monkeypatch.setattr(across, "_along_band_edge", lambda *_: False)
+    _, _, problems_without = read_scenes(scenes)
+    assert right >= 345
+    assert len(problems) <= 1 and set(problems) < set(problems_without), (problems, problems_without)

@@ -67,6 +67,12 @@ SHADOW_STEP_MIN: Final = 0.1
 SHADOW_SIDE: Final = 0.12
 #: a crossing this near a grid crossing (pitches) is not judged (the other line is in its samples).
 SHADOW_CROSSING_CLEAR: Final = 0.2
+#: an edge runs along a shadow band's found edge (:func:`.shade.shadow_gain`) when the band's light
+#: differs by this much (a share of the lit board's) this far either side of it (pitches), along this
+#: share of its length: the band's own edge, or what dividing it out left of it.
+BAND_EDGE_STEP: Final = 0.05
+BAND_EDGE_SIDE: Final = 0.1
+BAND_EDGE_SHARE: Final = 0.6
 
 
 def _lying_across(
@@ -77,15 +83,23 @@ def _lying_across(
     noise: float,
     dark_lines: bool,
     shadowed: bool = False,
+    band_light: np.ndarray | None = None,
+    evened: bool = False,
 ) -> np.ndarray:
     """Which squares (9 booleans, row by row) a straight slanted edge crosses, in the canonical view
     ``view`` (grey, ``px`` pixels a square, the grid's corner at ``margin``; ``contrast``, the grid's
     lines against the plate, and ``noise``, the image's, both in grey levels; ``dark_lines``, the
     grid's polarity). ``shadowed``: the board lies partly in a shadow (read again with it evened out),
-    whose own edges are not an object's (:func:`_a_shadows_edge`)."""
+    whose own edges are not an object's (:func:`_a_shadows_edge`); ``band_light``: the light a shadow
+    band found across the board leaves at each pixel of the view, whose edges are not an object's
+    either (:func:`_along_band_edge`). ``evened``: the view is read with that band divided out, so a
+    shadow's edge still found in it, not along the band's, is light the band did not even out: the
+    squares it crosses are not read there either."""
     crossed = np.zeros(GRID_SQUARES * GRID_SQUARES, bool)
     for x1, y1, x2, y2 in _slanted_edges(view, px, margin, contrast, noise):
-        if shadowed and _a_shadows_edge(view, (x1, y1, x2, y2), px, margin, dark_lines):
+        if band_light is not None and _along_band_edge(band_light, (x1, y1, x2, y2), px):
+            continue
+        if shadowed and not evened and _a_shadows_edge(view, (x1, y1, x2, y2), px, margin, dark_lines):
             continue
         length = math.hypot(x2 - x1, y2 - y1)
         t = np.linspace(0.0, 1.0, max(2, int(length)))
@@ -177,6 +191,30 @@ def _steps_along(
         return False
     spread = min(median(np.abs(left - median(left))), median(np.abs(right - median(right))))
     return spread <= ACROSS_UNIFORM_SHARE * contrast
+
+
+def _along_band_edge(light: np.ndarray, seg: tuple[float, float, float, float], px: int) -> bool:
+    """Whether the edge ``seg`` (x1, y1, x2, y2, view pixels) runs along an edge of the shadow band whose
+    light ``light`` leaves at each pixel: the light differs by ``BAND_EDGE_STEP`` ``BAND_EDGE_SIDE``
+    either side of it along ``BAND_EDGE_SHARE`` of it. (A pen lying across the band's edge crosses it
+    at one point.)"""
+    x1, y1, x2, y2 = seg
+    length = math.hypot(x2 - x1, y2 - y1)
+    if length < 1.0:
+        return False
+    t = np.linspace(0.0, 1.0, max(2, int(length / 2)))
+    normal = np.array([-(y2 - y1), x2 - x1]) / length
+    side = BAND_EDGE_SIDE * px
+    points = np.column_stack([x1 + t * (x2 - x1), y1 + t * (y2 - y1)])
+    h, w = light.shape
+
+    def at(q: np.ndarray) -> np.ndarray:
+        col = np.clip(np.rint(q[:, 0]).astype(np.int64), 0, w - 1)
+        row = np.clip(np.rint(q[:, 1]).astype(np.int64), 0, h - 1)
+        return light[row, col]
+
+    step = np.abs(at(points + side * normal) - at(points - side * normal))
+    return bool(np.mean(step >= BAND_EDGE_STEP) >= BAND_EDGE_SHARE)
 
 
 def _a_shadows_edge(

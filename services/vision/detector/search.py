@@ -893,9 +893,21 @@ def read_at_pose(
     if shade is None and glare is None and not in_brightest:
         gain = shadow_gain(canon, half_width)
     # A pen lying across the board: a long straight edge slanted from its lines. (Where the board lies
-    # in a shadow that is read again with the light evened out, the shadow's own edges are excused.)
+    # in a shadow that is read again with the light evened out, the shadow's own edges are excused, and
+    # so are the edges of a band found, and what dividing it out leaves of them.)
     shadowed = shade is not None or gain is not None
-    across = _lying_across(canon.img, canon.px, canon.margin, typical, im.sigma, sign < 0, shadowed)
+    band_light = shade if gain is None else gain
+    across = _lying_across(
+        canon.img,
+        canon.px,
+        canon.margin,
+        typical,
+        im.sigma,
+        sign < 0,
+        shadowed,
+        band_light=band_light,
+        evened=shade is not None,
+    )
     readings = [(*r[:4], r[4] or "across", r[5]) if across[k] else r for k, r in enumerate(readings)]
     tolerance = COVER_LEVEL_FRAC * max(typical, 1e-3)
     under_piece = _under_pieces(owners, readings, discs, tolerance, sign < 0, hidden=covered)
@@ -966,8 +978,9 @@ def read_at_pose(
     if gain is not None:
         second_reads.append((read_at_pose(im, pose, polarity, half_width, params, h=h, shade=gain), "shadow"))
     if shade is None and glare is None:
-        # A lamp's glare lifts a patch of the board, lines and all: read again with it taken out.
-        glared = glare_light(canon, half_width)
+        # A lamp's glare lifts a patch of the board, lines and all: read again with it taken out. (Looked
+        # for with a shadow band found divided out: the lit board beside a band is a lifted patch too.)
+        glared = glare_light(canon if gain is None else replace(canon, img=canon.img / gain), half_width)
         if glared is not None:
             # (A tube light's narrow glare is taken out less exactly: only to doubt the first read, and
             # so without slack: a faint black piece under it read bare would no longer doubt.)
