@@ -45,15 +45,15 @@ BAND_REACH: Final = 2.2
 MIN_BIN_SAMPLES: Final = 3
 #: a band takes away at least this share of the light...
 BAND_DEPTH_MIN: Final = 0.18
-#: ...and at most this share (deeper, it is something dark the lines beside it happen to match: a lamp
-#: over the board leaves the room's light in its shadow)...
-BAND_DEPTH_MAX: Final = 0.6
 #: ...from at least this share of the samples in each of its steps...
 BAND_DARK_SHARE: Final = 0.8
 #: ...over at least this width (pitches), and at most this share of the board's width (wider, it is the
 #: light falling off across the board: the smooth surface's).
 BAND_MIN_WIDTH: Final = 0.25
 BAND_MAX_SHARE: Final = 0.6
+#: a band fitted takes at most this share of the light (deeper, it is something dark the lines beside it
+#: happen to match: a lamp over the board leaves the room's light in its shadow).
+BAND_DEPTH_MAX: Final = 0.6
 #: a band found in steps is at least this wide (pitches) before it is fitted: its edges share their
 #: steps with the lit board.
 BAND_MIN_DETECTED: Final = 0.15
@@ -168,6 +168,7 @@ def _across(angle: float | np.ndarray, u: np.ndarray, w: np.ndarray) -> np.ndarr
 
 
 def _logistic(z: np.ndarray) -> np.ndarray:
+    """The logistic function, 1 / (1 + exp(-z)), without overflow for large ``-z``."""
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
@@ -229,12 +230,12 @@ def _fit_band(
     """The band that fits the residuals ``e`` at board points ``u``, ``w`` best, from ``start`` (as
     :func:`_deepest_band` gives it): its direction, edges, softness and depth, and the lit board's own
     level, fitted together (Levenberg-Marquardt, the residuals weighed by Huber's rule so that a piece's
-    rim beside a line does not pull the band). None when the band fitted is too faint, too narrow, or
-    as wide as the board (see the module's constants)."""
+    rim beside a line does not pull the band). None when the band fitted is too faint or too deep, too
+    narrow or as wide as the board, as soft as the fit lets it be, has an edge on the board that is no
+    step in the light, or leaves the board beyond it in shade (see the module's constants)."""
     angle, near, far, level = start
     # (direction, near, far, log softness, log depth, lit level)
     p = np.array([angle, near, far, math.log(BAND_START_SOFT), level, 0.0])
-    weights = np.ones_like(e)
     damping = FIT_DAMPING
 
     def residual(q: np.ndarray) -> np.ndarray:
