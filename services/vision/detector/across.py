@@ -198,23 +198,10 @@ def _along_band_edge(light: np.ndarray, seg: tuple[float, float, float, float], 
     light ``light`` leaves at each pixel: the light differs by ``BAND_EDGE_STEP`` ``BAND_EDGE_SIDE``
     either side of it along ``BAND_EDGE_SHARE`` of it. (A pen lying across the band's edge crosses it
     at one point.)"""
-    x1, y1, x2, y2 = seg
-    length = math.hypot(x2 - x1, y2 - y1)
-    if length < 1.0:
+    if math.hypot(seg[2] - seg[0], seg[3] - seg[1]) < 1.0:
         return False
-    t = np.linspace(0.0, 1.0, max(2, int(length / 2)))
-    normal = np.array([-(y2 - y1), x2 - x1]) / length
-    side = BAND_EDGE_SIDE * px
-    points = np.column_stack([x1 + t * (x2 - x1), y1 + t * (y2 - y1)])
-    h, w = light.shape
-
-    def at(q: np.ndarray) -> np.ndarray:
-        col = np.clip(np.rint(q[:, 0]).astype(np.int64), 0, w - 1)
-        row = np.clip(np.rint(q[:, 1]).astype(np.int64), 0, h - 1)
-        return light[row, col]
-
-    step = np.abs(at(points + side * normal) - at(points - side * normal))
-    return bool(np.mean(step >= BAND_EDGE_STEP) >= BAND_EDGE_SHARE)
+    one, other = _the_two_sides(light, seg, BAND_EDGE_SIDE * px)
+    return bool(np.mean(np.abs(one - other) >= BAND_EDGE_STEP) >= BAND_EDGE_SHARE)
 
 
 def _a_shadows_edge(
