@@ -266,6 +266,9 @@ def main() -> int:
         print(f"{'augmented real photos':28}{_augmented_photos(args.seed, 10)}")
     print(f"{'independent renderer':28}{_own_renderer(args.seed, args.frames)}")
     print(f"{'own renderer, contest looks':28}{_own_renderer(args.seed, args.frames, contest=True)}")
+    shaded = _own_renderer(args.seed, args.frames, contest=True, body=True)
+    label = "  ...under a person's shadow"
+    print(f"{label:28}{shaded}")
     exposure_report(EXPOSURE_BOARDS, args.seed)
     glare_spot_report()
     print()
@@ -505,16 +508,19 @@ def _augmented_photos(seed: int, per_photo: int) -> str:
     return f"{right:>8d}/{total} squares, {lost} of {total // 9} frames without a board"
 
 
-def _own_renderer(seed: int, n: int, contest: bool = False) -> str:
+def _own_renderer(seed: int, n: int, contest: bool = False, body: bool = False) -> str:
     """Squares right on random looks of the second renderer (tests/vision/synth.py): its own looks, or
-    the contest looks it was tuned on (large pieces, any plate, glossy, JPEG: tests/vision/looks.py)."""
-    from tests.vision.looks import contest_scene, random_scene
+    the contest looks it was tuned on (large pieces, any plate, glossy, JPEG: tests/vision/looks.py),
+    or those under a person's shadow across the board (``body``: ``looks.with_body_shadow``)."""
+    from tests.vision.looks import contest_scene, random_scene, with_body_shadow
     from tests.vision.synth import draw
 
     rng = np.random.default_rng(seed)
     right = total = 0
     for i in range(n):
         scene = contest_scene(rng) if contest else random_scene(rng)
+        if body:
+            scene = with_body_shadow(scene, rng)
         det = detect(draw(scene, seed=i))
         turns = round((det.pose.angle_deg - scene.angle_deg) / 90) if det.pose else 0
         right += sum(a == b for a, b in zip(det.board, _rotate(scene.board, turns), strict=True))

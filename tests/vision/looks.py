@@ -229,6 +229,26 @@ def with_hard_shadow(scene: Scene, rng: np.random.Generator) -> Scene:
     return replace(scene, arm_shadow=band)
 
 
+def with_body_shadow(scene: Scene, rng: np.random.Generator) -> Scene:
+    """``scene`` under the shadow of a person beside the board: a half plane at any angle, its edge
+    across the board up to 1.2 pitches from its centre (so covering a fifth to four fifths of it),
+    taking 20-60% of the light, its edge's penumbra 0.03-1 pitch wide (a desk lamp close by to a ceiling
+    lamp far above)."""
+    from dataclasses import replace
+
+    edge = float(rng.uniform(-1.2, 1.2))
+    side = 1.0 if rng.random() < 0.5 else -1.0
+    # (A band 8 pitches wide whose one edge crosses the board: its other lies far beyond it.)
+    shadow = (
+        float(rng.uniform(0.0, 180.0)),
+        edge + side * 4.0,
+        8.0,
+        float(rng.uniform(0.2, 0.6)),
+        float(rng.uniform(0.03, 1.0)),
+    )
+    return replace(scene, arm_shadow=shadow)
+
+
 def with_printed_plate(scene: Scene, rng: np.random.Generator) -> Scene:
     """``scene`` with a 3D-printed plate: its top layer's ridges 1.2-5 px apart (a 0.4-0.6 mm nozzle seen
     at 3-9 px a millimetre), along the board's diagonals (a slicer's top layers) or any way, 4-25 grey

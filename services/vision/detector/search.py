@@ -47,7 +47,7 @@ from .occlusion import (
     _under_pieces,
 )
 from .ring import _read_squares_ring
-from .shade import shadow_gain
+from .shade import persons_shadow_gain, shadow_gain
 from .squares import (
     _bare_off_the_plate,
     _black_above_the_plate,
@@ -796,7 +796,9 @@ def read_at_pose(
     :func:`.glare.glare_light`; what lies within ``glare_slack`` of it off the plate is the plate). A
     square the two reads tell apart is unknown; a board read whole only the second way is taken so (for
     a glare, only where no line is covered, and where it reads no white piece on a square the first read
-    left unknown: :func:`_lit_into_white`)."""
+    left unknown: :func:`_lit_into_white`). A person's shadow (:func:`.shade.persons_shadow_gain`) is
+    looked for only where the first read has a square in doubt, and its read only taken, never doubting
+    the first."""
     if h is None:
         h = homography_of(pose)
     pitch = pitch_of(pose)
@@ -996,6 +998,15 @@ def read_at_pose(
                 glare_slack=0.0 if glared.long else GLARE_SLACK,
             )
             second_reads.append((unglared, "long_glare" if glared.long else "glare"))
+    if gain is None and problem and shade is None and glare is None and not in_brightest:
+        # A person's shadow across the board, one soft edge: read again with it divided out, only to
+        # read a board the first read could not (an edge across a board fits many things: taken, it
+        # doubts nothing).
+        person = persons_shadow_gain(canon, half_width)
+        if person is not None:
+            second_reads.append(
+                (read_at_pose(im, pose, polarity, half_width, params, h=h, shade=person), "person")
+            )
     read_whole = not problem
     lines_covered = bool(
         crossed.any()
@@ -1006,7 +1017,7 @@ def read_at_pose(
         if (
             not read_whole
             and not second.problem
-            and (light == "shadow" or (light == "glare" and not lines_covered))
+            and (light in ("shadow", "person") or (light == "glare" and not lines_covered))
             and not (light == "glare" and _lit_into_white(squares, second))
             and not any(_disagree(second, other) for other, _ in second_reads if other is not second)
         ):
@@ -1015,6 +1026,8 @@ def read_at_pose(
             # other light found reads no square otherwise: a tube light's glare on a dark plate is a lit
             # band, and the plate on either side of it a "shadow band" too.)
             return second
+        if light == "person":
+            continue
         # A square read differently with the light evened out and without was not seen clearly either way.
         for n, (first, other) in enumerate(zip(squares, second.squares, strict=True)):
             if first.state != other.state and first.state != "unknown":
