@@ -797,8 +797,8 @@ def read_at_pose(
     square the two reads tell apart is unknown; a board read whole only the second way is taken so (for
     a glare, only where no line is covered, and where it reads no white piece on a square the first read
     left unknown: :func:`_lit_into_white`). A person's shadow (:func:`.shade.persons_shadow_gain`) is
-    looked for only where the first read has a square in doubt, and its read only taken, never doubting
-    the first."""
+    looked for only where the first read has a square in doubt and no line covered, and its read only
+    taken, never doubting the first."""
     if h is None:
         h = homography_of(pose)
     pitch = pitch_of(pose)
@@ -998,21 +998,29 @@ def read_at_pose(
                 glare_slack=0.0 if glared.long else GLARE_SLACK,
             )
             second_reads.append((unglared, "long_glare" if glared.long else "glare"))
-    if gain is None and problem and shade is None and glare is None and not in_brightest:
-        # A person's shadow across the board, one soft edge: read again with it divided out, only to
-        # read a board the first read could not (an edge across a board fits many things: taken, it
-        # doubts nothing).
-        person = persons_shadow_gain(canon, half_width)
-        if person is not None:
-            second_reads.append(
-                (read_at_pose(im, pose, polarity, half_width, params, h=h, shade=person), "person")
-            )
     read_whole = not problem
     lines_covered = bool(
         crossed.any()
         or (hidden_frac > params.square_occluded_frac).any()
         or frame_hidden > params.frame_occluded_frac
     )
+    if (
+        gain is None
+        and problem
+        and not lines_covered
+        and shade is None
+        and glare is None
+        and not in_brightest
+    ):
+        # A person's shadow across the board, one soft edge: read again with it divided out, only to
+        # read a board the first read could not, and only where no line is covered (a shadow lies on
+        # the board and hides none; a sleeve over it is a dark patch with an edge too). An edge across a
+        # board fits many things: taken, it doubts nothing.
+        person = persons_shadow_gain(canon, half_width)
+        if person is not None:
+            second_reads.append(
+                (read_at_pose(im, pose, polarity, half_width, params, h=h, shade=person), "person")
+            )
     for second, light in second_reads:
         if (
             not read_whole
