@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 
 import services.vision.detector.shade as shade
+from services.vision.detector import SquareReading
 from services.vision.detector.geometry import CANON_MARGIN, GRID_SQUARES
+from services.vision.detector.search import _doubts_in_the_shadow
 from services.vision.detector.shade import HALF_PLANE_FAR, _fit_half_plane, persons_shadow_gain, shadow_gain
 
 from .looks import contest_scene, with_body_shadow
@@ -117,3 +119,24 @@ def test_boards_under_a_persons_shadow_are_read(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(shade, "_fit_half_plane", lambda *_: None)
     right_without, _, _ = read_scenes(scenes)
     assert right_without <= RIGHT_WITHOUT
+
+
+def test_a_persons_shadow_explains_only_the_doubts_it_falls_on() -> None:
+    # The shadow over the right third of the view: a square left unknown there may be its doing, one in
+    # the lit columns (a coin, say) is not, and the board is not read through the shadow for it.
+    size = _board().img.shape[0]
+    light = np.ones((size, size), np.float32)
+    light[:, 2 * size // 3 :] = 0.6
+    canon = _board(light)
+
+    def first(unknown: int | None) -> list[SquareReading]:
+        return [
+            SquareReading(
+                number=n + 1, state="unknown" if n == unknown else "empty", confidence=1.0, center_px=(0, 0)
+            )
+            for n in range(GRID_SQUARES * GRID_SQUARES)
+        ]
+
+    assert _doubts_in_the_shadow(first(None), light, canon)
+    assert _doubts_in_the_shadow(first(5), light, canon)  # row 2, column 3: in the shadow
+    assert not _doubts_in_the_shadow(first(3), light, canon)  # row 2, column 1: lit

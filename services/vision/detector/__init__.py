@@ -70,10 +70,11 @@ How it works, in order:
    under a lamp, a band across the board, leaves a stretch of plate off that smooth surface: where the
    plate beside the lines shows one (darker there, its lines with it), the board is read again with it
    divided out (:func:`.shade.shadow_gain`); a person's shadow beyond one soft edge, only where the
-   first reading has a square in doubt and no line covered (:func:`.shade.persons_shadow_gain`). A
-   lamp's glare on a glossy board lifts a patch of it, plate and lines alike, and a bare square under
-   it is a light body without an edge: where the plate beside the lines is lifted so, in a round patch
-   or a long one (a tube light's), the board is read again with the glare taken out
+   first reading has a square in doubt, in the shadow, and no line covered
+   (:func:`.shade.persons_shadow_gain`). A lamp's glare on a glossy board lifts a patch of it, plate
+   and lines alike, and a bare square under it is a light body without an edge: where the plate beside
+   the lines is lifted so, in a round patch or a long one (a tube light's), the board is read again
+   with the glare taken out
    (:func:`.glare.glare_light`). Such a second reading is taken when the first one had a square in
    doubt and it has none, and the other light's reading (if both were found) tells no square otherwise
    (for a glare, only a round one, and only when no line is covered: a hand is a light patch too); a

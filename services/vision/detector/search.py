@@ -25,6 +25,7 @@ from .geometry import (
     GRID_SQUARES,
     SQUARE_CENTRES,
     _apply_h,
+    _Canon,
     _canonical,
     _normalise_turn,
     _odd,
@@ -159,6 +160,9 @@ UNGLARED_CONFIDENCE: Final = 0.85
 #: without it, 7 with it; squares read a piece at >= 0.9, 13 and 3. On the tuning sets: 6 squares fewer
 #: right, 2 fewer wrong, as many clear frames read whole; tracked, 1 more right, 3 fewer wrong.)
 GLARE_SLACK: Final = 0.15
+#: a person's shadow is read through only where every square the first read left unknown lies in it, at
+#: least in part: this share of the shadow's depth dark at its darkest (:func:`_doubts_in_the_shadow`).
+PERSON_SHADE_SHARE: Final = 0.25
 #: a plate this bright (grey level, as the square reader measures it around a square) is at the camera's
 #: ceiling: a white piece there is clipped to the plate's tone, and only its shadow may show. A frame with
 #: a square read bare on such a plate is "overexposed" (:func:`_exposure_checked`): the service lowers
@@ -756,6 +760,23 @@ def _whites_from_grey(grey: Detection, brightest: Detection, params: DetectorPar
     return replace(brightest, squares=tuple(squares), occluded=occluded, problem=problem)
 
 
+def _doubts_in_the_shadow(first: list[SquareReading], light: np.ndarray, canon: _Canon) -> bool:
+    """Whether every square the first read left unknown lies, in part at least, in the shadow whose
+    ``light`` (at every pixel of the canonical view ``canon``) a person casts: ``PERSON_SHADE_SHARE`` of
+    its depth dark at the square's darkest. What made a square unsure where the board is lit (a coin on
+    it) is nothing the shadow explains."""
+    depth = 1.0 - float(light.min())
+    for n, square in enumerate(first):
+        if square.state != "unknown":
+            continue
+        row, col = divmod(n, GRID_SQUARES)
+        y0, x0 = canon.margin + row * canon.px, canon.margin + col * canon.px
+        inside = light[y0 : y0 + canon.px, x0 : x0 + canon.px]
+        if float(inside.min()) > 1.0 - PERSON_SHADE_SHARE * depth:
+            return False
+    return True
+
+
 def _lit_into_white(first: list[SquareReading], unglared: Detection) -> bool:
     """Whether the read with a glare taken out (``unglared``) reads a white piece on a square the first
     read left unknown (or covered): what a glare leaves where its fit falls short is a light round
@@ -798,7 +819,7 @@ def read_at_pose(
     a glare, only where no line is covered, and where it reads no white piece on a square the first read
     left unknown: :func:`_lit_into_white`). A person's shadow (:func:`.shade.persons_shadow_gain`) is
     looked for only where the first read has a square in doubt and no line covered, and its read only
-    taken, never doubting the first."""
+    taken (where every square the first read doubted lies in the shadow), never doubting the first."""
     if h is None:
         h = homography_of(pose)
     pitch = pitch_of(pose)
@@ -1017,7 +1038,7 @@ def read_at_pose(
         # the board and hides none; a sleeve over it is a dark patch with an edge too). An edge across a
         # board fits many things: taken, it doubts nothing.
         person = persons_shadow_gain(canon, half_width)
-        if person is not None:
+        if person is not None and _doubts_in_the_shadow(squares, person, canon):
             second_reads.append(
                 (read_at_pose(im, pose, polarity, half_width, params, h=h, shade=person), "person")
             )

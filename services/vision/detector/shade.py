@@ -27,7 +27,7 @@ holds, the stretch found is fitted again as a shadow's edge with the lit board's
 board fits many things (bright rims clustered on one side of a board leave the rest "in shade"), only
 where the board is darker beyond it in the image itself, shaded nearly everywhere there, and its light
 explained; and it is only looked for, and read with, where the board read as it is has a square in
-doubt and no line covered (``search.read_at_pose``).
+doubt, in the shadow, and no line covered (``search.read_at_pose``).
 
 The band or the edge is divided out of the canonical view, so that what follows reads a board evenly
 lit. A board without one is left as it is."""
