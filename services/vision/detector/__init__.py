@@ -69,16 +69,13 @@ How it works, in order:
    a light one) holds one (:func:`.squares._like_the_far_kind`). The soft shadow of the gantry's arm
    under a lamp, a band across the board, leaves a stretch of plate off that smooth surface: where the
    plate beside the lines shows one (darker there, its lines with it), the board is read again with it
-   divided out (:func:`.shade.shadow_gain`); a person's shadow beyond one soft edge, only where the
-   first reading has a square in doubt, in the shadow, and no line covered
-   (:func:`.shade.persons_shadow_gain`). A lamp's glare on a glossy board lifts a patch of it, plate
-   and lines alike, and a bare square under it is a light body without an edge: where the plate beside
-   the lines is lifted so, in a round patch or a long one (a tube light's), the board is read again
-   with the glare taken out
-   (:func:`.glare.glare_light`). Such a second reading is taken when the first one had a square in
-   doubt and it has none, and the other light's reading (if both were found) tells no square otherwise
-   (for a glare, only a round one, and only when no line is covered: a hand is a light patch too); a
-   square the two readings tell apart is unknown.
+   divided out (:func:`.shade.shadow_gain`). A lamp's glare on a glossy board lifts a patch of it,
+   plate and lines alike, and a bare square under it is a light body without an edge: where the plate
+   beside the lines is lifted so, in a round patch or a long one (a tube light's), the board is read
+   again with the glare taken out (:func:`.glare.glare_light`). Such a second reading is taken when the
+   first one had a square in doubt and it has none, and the other light's reading (if both were found)
+   tells no square otherwise (for a glare, only a round one, and only when no line is covered: a hand is
+   a light patch too); a square the two readings tell apart is unknown.
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
    contrast the rest of the grid shows for the light there (and no pair of large pieces, nor a piece
    reaching over the line, explains it: :func:`.occlusion._under_pieces`), something covers them. A
@@ -125,8 +122,7 @@ Where each step lives (each module keeps the constants only it uses; those sever
 - :mod:`.comb`: step 2's comb search.
 - :mod:`.lines`: step 3 on the lines, the pose refined on them, the grid's check and polarity.
 - :mod:`.squares`: step 4 against the plate, the board's tones, and the two readings combined.
-- :mod:`.shade`: step 4's shadow across the board (a band, or a person's beyond one edge), found beside
-  the lines.
+- :mod:`.shade`: step 4's shadow band across the board, found beside the lines.
 - :mod:`.glare`: step 4's lamp glare on a glossy board, found beside the lines.
 - :mod:`.pieces`: one square's geometry and what a piece in it looks like (its evidence ring by ring, a
   faint piece, a body's shape and colour): what step 4 and step 5 judge a square's contents by.

@@ -25,7 +25,6 @@ from .geometry import (
     GRID_SQUARES,
     SQUARE_CENTRES,
     _apply_h,
-    _Canon,
     _canonical,
     _normalise_turn,
     _odd,
@@ -48,7 +47,7 @@ from .occlusion import (
     _under_pieces,
 )
 from .ring import _read_squares_ring
-from .shade import persons_shadow_gain, shadow_gain
+from .shade import shadow_gain
 from .squares import (
     _bare_off_the_plate,
     _black_above_the_plate,
@@ -160,9 +159,6 @@ UNGLARED_CONFIDENCE: Final = 0.85
 #: without it, 7 with it; squares read a piece at >= 0.9, 13 and 3. On the tuning sets: 6 squares fewer
 #: right, 2 fewer wrong, as many clear frames read whole; tracked, 1 more right, 3 fewer wrong.)
 GLARE_SLACK: Final = 0.15
-#: a person's shadow is read through only where every square the first read left unknown lies in it, at
-#: least in part: this share of the shadow's depth dark at its darkest (:func:`_doubts_in_the_shadow`).
-PERSON_SHADE_SHARE: Final = 0.25
 #: a plate this bright (grey level, as the square reader measures it around a square) is at the camera's
 #: ceiling: a white piece there is clipped to the plate's tone, and only its shadow may show. A frame with
 #: a square read bare on such a plate is "overexposed" (:func:`_exposure_checked`): the service lowers
@@ -760,23 +756,6 @@ def _whites_from_grey(grey: Detection, brightest: Detection, params: DetectorPar
     return replace(brightest, squares=tuple(squares), occluded=occluded, problem=problem)
 
 
-def _doubts_in_the_shadow(first: list[SquareReading], light: np.ndarray, canon: _Canon) -> bool:
-    """Whether every square the first read left unknown lies, in part at least, in the shadow whose
-    ``light`` (at every pixel of the canonical view ``canon``) a person casts: ``PERSON_SHADE_SHARE`` of
-    its depth dark at the square's darkest. What made a square unsure where the board is lit (a coin on
-    it) is nothing the shadow explains."""
-    depth = 1.0 - float(light.min())
-    for n, square in enumerate(first):
-        if square.state != "unknown":
-            continue
-        row, col = divmod(n, GRID_SQUARES)
-        y0, x0 = canon.margin + row * canon.px, canon.margin + col * canon.px
-        inside = light[y0 : y0 + canon.px, x0 : x0 + canon.px]
-        if float(inside.min()) > 1.0 - PERSON_SHADE_SHARE * depth:
-            return False
-    return True
-
-
 def _lit_into_white(first: list[SquareReading], unglared: Detection) -> bool:
     """Whether the read with a glare taken out (``unglared``) reads a white piece on a square the first
     read left unknown (or covered): what a glare leaves where its fit falls short is a light round
@@ -817,9 +796,7 @@ def read_at_pose(
     :func:`.glare.glare_light`; what lies within ``glare_slack`` of it off the plate is the plate). A
     square the two reads tell apart is unknown; a board read whole only the second way is taken so (for
     a glare, only where no line is covered, and where it reads no white piece on a square the first read
-    left unknown: :func:`_lit_into_white`). A person's shadow (:func:`.shade.persons_shadow_gain`) is
-    looked for only where the first read has a square in doubt and no line covered, and its read only
-    taken (where every square the first read doubted lies in the shadow), never doubting the first."""
+    left unknown: :func:`_lit_into_white`)."""
     if h is None:
         h = homography_of(pose)
     pitch = pitch_of(pose)
@@ -1025,28 +1002,11 @@ def read_at_pose(
         or (hidden_frac > params.square_occluded_frac).any()
         or frame_hidden > params.frame_occluded_frac
     )
-    if (
-        gain is None
-        and problem
-        and not lines_covered
-        and shade is None
-        and glare is None
-        and not in_brightest
-    ):
-        # A person's shadow across the board, one soft edge: read again with it divided out, only to
-        # read a board the first read could not, and only where no line is covered (a shadow lies on
-        # the board and hides none; a sleeve over it is a dark patch with an edge too). An edge across a
-        # board fits many things: taken, it doubts nothing.
-        person = persons_shadow_gain(canon, half_width)
-        if person is not None and _doubts_in_the_shadow(squares, person, canon):
-            second_reads.append(
-                (read_at_pose(im, pose, polarity, half_width, params, h=h, shade=person), "person")
-            )
     for second, light in second_reads:
         if (
             not read_whole
             and not second.problem
-            and (light in ("shadow", "person") or (light == "glare" and not lines_covered))
+            and (light == "shadow" or (light == "glare" and not lines_covered))
             and not (light == "glare" and _lit_into_white(squares, second))
             and not any(_disagree(second, other) for other, _ in second_reads if other is not second)
         ):
@@ -1055,8 +1015,6 @@ def read_at_pose(
             # other light found reads no square otherwise: a tube light's glare on a dark plate is a lit
             # band, and the plate on either side of it a "shadow band" too.)
             return second
-        if light == "person":
-            continue
         # A square read differently with the light evened out and without was not seen clearly either way.
         for n, (first, other) in enumerate(zip(squares, second.squares, strict=True)):
             if first.state != other.state and first.state != "unknown":

@@ -17,20 +17,8 @@ together, over every sample): read in steps, a band is as exact as the samples i
 full board, and what dividing such a profile out left along the band's edges read as pens and bodies.
 The band fitted must take ``BAND_DEPTH_MIN`` to ``BAND_DEPTH_MAX`` of the light over at least
 ``BAND_MIN_WIDTH`` and at most ``BAND_MAX_SHARE`` of the board, with edges sharper than the light's own
-fall-off, and leave the board beyond it lit (``BAND_LIT_SHARE``).
-
-A person beside the board shades it as no arm does: beyond one soft edge, the shadow reaching off the
-board and over most of it, maybe. The plane fitted first shares such a shadow with the lit board (it
-leans into it), and what it leaves looks like a band along the edge, which no band fits. Where no band
-holds, the stretch found is fitted again as a shadow's edge with the lit board's own plane of light
-(:func:`persons_shadow_gain`, :func:`_fit_half_plane`), held as a band is and, since an edge across a
-board fits many things (bright rims clustered on one side of a board leave the rest "in shade"), only
-where the board is darker beyond it in the image itself, shaded nearly everywhere there, and its light
-explained; and it is only looked for, and read with, where the board read as it is has a square in
-doubt, in the shadow, and no line covered (``search.read_at_pose``).
-
-The band or the edge is divided out of the canonical view, so that what follows reads a board evenly
-lit. A board without one is left as it is."""
+fall-off, and leave the board beyond it lit (``BAND_LIT_SHARE``). It is divided out of the canonical
+view, so that what follows reads a board evenly lit. A board without one is left as it is."""
 
 from __future__ import annotations
 
@@ -89,34 +77,6 @@ MIN_EDGE_SAMPLES: Final = 4
 #: a band whose edges the fit makes as soft as it may (this share of the softest) is the light falling
 #: off across the board, not a band.
 SOFTEST_BAND: Final = 0.95
-#: a person's body beside the board under a ceiling lamp shades it beyond one soft edge, the shadow
-#: reaching off the board (:func:`_fit_half_plane`): its far edge is started this far (pitches) beyond
-#: the stretch found, its edge may be as soft as this (pitches: the logistic's scale; a lamp 1.5 m up
-#: and 10-30 cm wide, a body 30 cm above the board: a penumbra 0.3-1.2 pitch wide) and it may cover
-#: this share of the board (the rest lit, to tell its light by).
-HALF_PLANE_FAR: Final = 6.0
-HALF_PLANE_SOFTEST: Final = 0.3
-HALF_PLANE_MAX_SHARE: Final = 0.85
-#: the sharp step it may start from is looked for along these directions (radians from the view's x
-#: axis), then around the one found, where it leaves this share of the samples on either side at least.
-HALF_PLANE_ANGLES: Final = np.deg2rad(np.arange(0.0, 180.0, 15.0))
-HALF_PLANE_FINE_ANGLES: Final = np.deg2rad(np.arange(-6.0, 7.0, 2.0))
-HALF_PLANE_MIN_SHARE: Final = 0.1
-#: its edge steps the light by ``EDGE_STEP_SHARE`` of its depth within this many of its softness either
-#: side of it (``EDGE_REACH`` at least)...
-HALF_PLANE_EDGE_SOFTS: Final = 4.0
-#: ...at least this share of the samples well inside it lie ``LIT_DEPTH_SHARE`` of its depth below the
-#: lit board's light, and what it leaves unexplained spreads at most this share of its depth (a robust
-#: spread). (Our renderer's contest looks under a person's shadow, 120 frames: every half plane kept
-#: in shade at 1.0 of its samples, leaving 0.01-0.20 of its depth; the false ones the tuning sets
-#: offered before these two rules, a full board's contact shadows, a vignette's corners and an arm's
-#: band fitted the wrong way: 0.80-0.99 in shade, 0.15-0.52 left.)
-HALF_PLANE_DARK_SHARE: Final = 0.9
-HALF_PLANE_MISFIT: Final = 0.2
-#: ...and the board within it is darker than beyond it by this share of its depth in the image itself,
-#: not only against the lit board's plane fitted with it (a plane steep enough makes a shadow of the lit
-#: side: drawn soft edges were fitted so, the board read 75 % off where it was lit).
-HALF_PLANE_DARKER: Final = 0.25
 #: the fit's rounds, its first damping, and Huber's rule: a residual beyond this many robust spreads
 #: (at least FIT_NOISE_FLOOR, log grey) weighs less.
 FIT_ROUNDS: Final = 20
@@ -146,37 +106,6 @@ def shadow_gain(canon: _Canon, half_width: float) -> np.ndarray | None:
     """The light a shadow band leaves at every pixel of the canonical view (1 outside it, less inside),
     or None when the board shows no band (see the module's docstring). ``half_width``: the lines'
     half width, pitches."""
-    light = _board_light(canon, half_width)
-    found = _band_found(light)
-    band = None if found is None else _fit_band(light.u, light.w, light.e, found)
-    return None if band is None else _gain(canon, band)
-
-
-def persons_shadow_gain(canon: _Canon, half_width: float) -> np.ndarray | None:
-    """The light a person's shadow leaves at every pixel of the canonical view: one soft edge across
-    the board, found where the board shows a stretch of shadow that no band fits
-    (:func:`_fit_half_plane`); or None. ``half_width``: the lines' half width, pitches."""
-    light = _board_light(canon, half_width)
-    found = _band_found(light)
-    if found is None or _fit_band(light.u, light.w, light.e, found) is not None:
-        return None
-    band = _fit_half_plane(light.u, light.w, light.e, light.logv, found)
-    return None if band is None else _gain(canon, band)
-
-
-class _BoardLight(NamedTuple):
-    """The plate's light beside the lines, inside the grid: where each sample lies (pitches from the
-    board's centre, along the view's x and y), its log grey, and what a smooth plane fitted to the
-    samples not well below it leaves (log grey, clipped)."""
-
-    u: np.ndarray
-    w: np.ndarray
-    logv: np.ndarray
-    e: np.ndarray
-
-
-def _board_light(canon: _Canon, half_width: float) -> _BoardLight:
-    """The plate's light beside the lines of the canonical view ``canon`` (see :class:`_BoardLight`)."""
     s, m = canon.px, canon.margin
     band, line_at, ref_at, own = _line_samples_of(canon, half_width)
     img = canon.img.ravel()
@@ -190,7 +119,8 @@ def _board_light(canon: _Canon, half_width: float) -> _BoardLight:
     typical = median(to_line)
     plate = np.abs(to_line - typical) <= max(LINE_RATIO_SHARE * abs(typical), LINE_RATIO_MIN)
     flat_at, logv = flat_at[plate], logv[plate]
-    rows, cols = np.divmod(flat_at, canon.img.shape[1])
+    size = canon.img.shape[1]
+    rows, cols = np.divmod(flat_at, size)
     centre = m + GRID_SQUARES * s / 2
     u = (cols - centre) / s
     w = (rows - centre) / s
@@ -203,12 +133,7 @@ def _board_light(canon: _Canon, half_width: float) -> _BoardLight:
         if keep.sum() < design.shape[1] * 4:
             break
         e = logv - design @ least_squares(design[keep], logv[keep])
-    return _BoardLight(u, w, logv, np.clip(e, -RESIDUAL_CLIP, RESIDUAL_CLIP))
-
-
-def _band_found(light: _BoardLight) -> tuple[float, float, float, float] | None:
-    """The stretch of shadow ``light`` shows, as :func:`_deepest_band` finds it, or None."""
-    u, w, e = light.u, light.w, light.e
+    e = np.clip(e, -RESIDUAL_CLIP, RESIDUAL_CLIP)
     if np.count_nonzero(e <= math.log(1.0 - BAND_DEPTH_MIN)) < BAND_MIN_SAMPLES:
         return None  # (most boards: no band to look for)
     found = _deepest_band(u, w, e, BAND_ANGLES)
@@ -216,15 +141,12 @@ def _band_found(light: _BoardLight) -> tuple[float, float, float, float] | None:
         return None
     # ...and again on finer directions around the one found (a band a few degrees off the direction
     # read along spreads over the steps of its edges).
-    return _deepest_band(u, w, e, found[0] + BAND_FINE_ANGLES) or found
-
-
-def _gain(canon: _Canon, band: Band) -> np.ndarray:
-    """The light ``band`` leaves at every pixel of the canonical view ``canon``."""
-    size = canon.img.shape[1]
-    centre = canon.margin + GRID_SQUARES * canon.px / 2
+    found = _deepest_band(u, w, e, found[0] + BAND_FINE_ANGLES) or found
+    band = _fit_band(u, w, e, found)
+    if band is None:
+        return None
     grid = np.arange(size, dtype=np.float64)
-    across = _across(band.angle, (grid[None, :] - centre) / canon.px, (grid[:, None] - centre) / canon.px)
+    across = _across(band.angle, (grid[None, :] - centre) / s, (grid[:, None] - centre) / s)
     return np.exp(band.log_depth * _inside(across, band)).astype(np.float32)
 
 
@@ -307,108 +229,20 @@ def _fit_band(
 ) -> Band | None:
     """The band that fits the residuals ``e`` at board points ``u``, ``w`` best, from ``start`` (as
     :func:`_deepest_band` gives it): its direction, edges, softness and depth, and the lit board's own
-    level, fitted together (:func:`_fitted`). None when the band fitted is too faint or too deep, too
+    level, fitted together (Levenberg-Marquardt, the residuals weighed by Huber's rule so that a piece's
+    rim beside a line does not pull the band). None when the band fitted is too faint or too deep, too
     narrow or as wide as the board, as soft as the fit lets it be, has an edge on the board that is no
     step in the light, or leaves the board beyond it in shade (see the module's constants)."""
     angle, near, far, level = start
-    start_soft = math.log(BAND_START_SOFT)
-    p = _fitted(u, w, e, np.array([angle, near, far, start_soft, level]), BAND_SOFT_RANGE[1])[0]
-    return _kept(u, w, e, p, half_plane=False)
-
-
-def _fit_half_plane(
-    u: np.ndarray, w: np.ndarray, e: np.ndarray, logv: np.ndarray, start: tuple[float, float, float, float]
-) -> Band | None:
-    """The shadow of something as wide as a person beside the board (their body under a ceiling lamp):
-    one soft edge across the board, the shadow reaching off it, fitted to the residuals ``e`` at board
-    points ``u``, ``w`` (their log grey ``logv``) together with the lit board's own plane of light, which
-    the plane fitted first shared with the shadow. Started from the stretch ``start`` that no band fits
-    (as :func:`_deepest_band` gives it), its far edge ``HALF_PLANE_FAR`` off the board on either side of
-    it, and from the sharp step that explains the light best (:func:`_steepest_edge`); of the fits held,
-    the one that fits best. A fit is held as :func:`_fit_band` holds a band (its edge a step in the
-    light, the board beyond it lit) and, since an edge across a board fits many things, when the board
-    is darker in it than beyond it in the image itself (``HALF_PLANE_DARKER``: a plane steep enough
-    makes a shadow of either side), shaded nearly everywhere in it (``HALF_PLANE_DARK_SHARE``) and the
-    light there explained (``HALF_PLANE_MISFIT``). Returned as a band whose other edge is off the
-    board."""
-    angle, near, far, level = start
-    starts = [(angle, near, near + HALF_PLANE_FAR, level), (angle, far - HALF_PLANE_FAR, far, level)]
-    steepest = _steepest_edge(u, w, logv, HALF_PLANE_ANGLES)
-    if steepest is not None:
-        steepest = _steepest_edge(u, w, logv, steepest[0] + HALF_PLANE_FINE_ANGLES) or steepest
-        edge_angle, edge, step, _explained = steepest
-        shaded = (edge, edge + HALF_PLANE_FAR) if step < 0 else (edge - HALF_PLANE_FAR, edge)
-        starts.append((edge_angle, *shaded, -abs(step)))
-    held: list[tuple[float, Band]] = []
-    scale = None
-    for a, lo, hi, depth in starts:
-        p, fit_scale, r = _fitted(
-            u,
-            w,
-            e,
-            np.array([a, lo, hi, math.log(BAND_START_SOFT), depth, 0.0, 0.0, 0.0]),
-            HALF_PLANE_SOFTEST,
-        )
-        # (Compared at one scale: each fit's own would favour the looser one.)
-        scale = fit_scale if scale is None else scale
-        band = _kept(u, w, e - (p[5] + p[6] * u + p[7] * w), p, half_plane=True, logv=logv)
-        if band is not None:
-            held.append((_huber_cost(r, scale), band))
-    return min(held, key=lambda cost_band: cost_band[0])[1] if held else None
-
-
-def _steepest_edge(
-    u: np.ndarray, w: np.ndarray, v: np.ndarray, angles: np.ndarray
-) -> tuple[float, float, float, float] | None:
-    """Of the directions ``angles`` (radians) and the places across them, the sharp step in ``v`` at board
-    points ``u``, ``w`` that a plane and the step fitted together explain best (least squares): its
-    direction, where it lies across it (pitches), how far ``v`` steps there (negative: lower beyond),
-    and the share of what the plane alone leaves that the step explains.
-    Every place with ``HALF_PLANE_MIN_SHARE`` of the samples on either side is tried at once: a step's
-    fit is the plane's and what the step adds to it, whose sums over the samples beyond each place
-    are running sums. None when no place has as many samples on either side."""
-    n = v.size
-    least = math.ceil(HALF_PLANE_MIN_SHARE * n)
-    if n < 2 * least or least < 1:
-        return None
-    design = _surface_design(u, w)
-    gram_inv = np.linalg.inv(design.T @ design)
-    plane_left = v - design @ (gram_inv @ (design.T @ v))
-    order = np.argsort(_across(angles[:, None], u[None, :], w[None, :]), axis=1)
-    # Sums over the samples beyond each place (the k-th in order and after): of what the plane leaves,
-    # and of the plane's design.
-    left_beyond = np.cumsum(plane_left[order][:, ::-1], axis=1)[:, ::-1]
-    design_beyond = np.cumsum(design[order][:, ::-1], axis=1)[:, ::-1]
-    # The step's own share of the samples beyond, the plane's share of it taken out.
-    own = np.arange(n, 0, -1)[None, :] - np.einsum("akj,ji,aki->ak", design_beyond, gram_inv, design_beyond)
-    places = np.arange(least, n - least + 1)
-    explained = left_beyond[:, places] ** 2 / np.maximum(own[:, places], 1e-9)
-    a, k = np.unravel_index(int(np.argmax(explained)), explained.shape)
-    k = int(places[k])
-    x = _across(angles[a], u, w)[order[a]]
-    share = float(explained.max() / max(float(plane_left @ plane_left), 1e-12))
-    return float(angles[a]), float((x[k - 1] + x[k]) / 2), float(left_beyond[a, k] / own[a, k]), share
-
-
-def _fitted(
-    u: np.ndarray, w: np.ndarray, e: np.ndarray, start: np.ndarray, softest: float
-) -> tuple[np.ndarray, float, np.ndarray]:
-    """A shadow band fitted to the residuals ``e`` at board points ``u``, ``w`` from ``start``: (direction,
-    near edge, far edge, log softness, log depth), then the lit board's level and, when ``start`` has
-    them, its slopes along ``u`` and ``w`` (a plane), fitted together over every sample (Levenberg-
-    Marquardt, the residuals weighed by Huber's rule so that a piece's rim beside a line does not pull
-    the band), the softness kept within ``BAND_SOFT_RANGE[0]`` and ``softest``. Returns the parameters,
-    the residuals' robust spread at the last round, and the residuals."""
-    p = np.append(start, 0.0) if start.size == 5 else start.copy()
+    # (direction, near, far, log softness, log depth, lit level)
+    p = np.array([angle, near, far, math.log(BAND_START_SOFT), level, 0.0])
     damping = FIT_DAMPING
 
     def residual(q: np.ndarray) -> np.ndarray:
         band = Band(q[0], q[1], q[2], math.exp(q[3]), q[4])
-        lit = q[5] + (q[6] * u + q[7] * w if q.size == 8 else 0.0)
-        return e - (lit + q[4] * _inside(_across(q[0], u, w), band))
+        return e - (q[5] + q[4] * _inside(_across(q[0], u, w), band))
 
     r = residual(p)
-    scale = FIT_NOISE_FLOOR
     for _ in range(FIT_ROUNDS):
         scale = max(1.4826 * median(np.abs(r)), FIT_NOISE_FLOOR)
         weights = np.minimum(1.0, HUBER_K * scale / np.maximum(np.abs(r), 1e-12))
@@ -417,71 +251,44 @@ def _fitted(
         g1 = _logistic((x - p[1]) / soft)
         g2 = _logistic((x - p[2]) / soft)
         d1, d2 = g1 * (1 - g1), g2 * (1 - g2)
-        columns = [
-            p[4] * (d1 - d2) / soft * (np.cos(p[0]) * u - np.sin(p[0]) * w),
-            -p[4] * d1 / soft,
-            p[4] * d2 / soft,
-            -p[4] * (d1 * (x - p[1]) - d2 * (x - p[2])) / soft,
-            g1 - g2,
-            np.ones_like(x),
-        ]
-        jac = np.column_stack(columns + ([u, w] if p.size == 8 else []))
+        jac = np.column_stack(
+            [
+                p[4] * (d1 - d2) / soft * (np.cos(p[0]) * u - np.sin(p[0]) * w),
+                -p[4] * d1 / soft,
+                p[4] * d2 / soft,
+                -p[4] * (d1 * (x - p[1]) - d2 * (x - p[2])) / soft,
+                g1 - g2,
+                np.ones_like(x),
+            ]
+        )
         jw = jac * weights[:, None]
         normal = jac.T @ jw
         step = np.linalg.solve(normal + damping * np.diag(np.diag(normal) + 1e-9), jw.T @ r)
         trial = p + step
-        trial[3] = min(max(trial[3], math.log(BAND_SOFT_RANGE[0])), math.log(softest))
+        trial[3] = min(max(trial[3], math.log(BAND_SOFT_RANGE[0])), math.log(BAND_SOFT_RANGE[1]))
         r_trial = residual(trial)
         if (weights * r_trial**2).sum() < (weights * r**2).sum():
             p, r, damping = trial, r_trial, damping / 3
         else:
             damping *= 4
-    return p, scale, r
-
-
-def _huber_cost(r: np.ndarray, scale: float) -> float:
-    """Huber's loss of the residuals ``r`` at ``scale``: quadratic within ``HUBER_K`` of it, linear beyond."""
-    a = np.abs(r)
-    k = HUBER_K * scale
-    return float(np.where(a <= k, 0.5 * a * a, k * (a - 0.5 * k)).sum())
-
-
-def _kept(
-    u: np.ndarray,
-    w: np.ndarray,
-    e: np.ndarray,
-    p: np.ndarray,
-    *,
-    half_plane: bool,
-    logv: np.ndarray | None = None,
-) -> Band | None:
-    """The band of the fitted parameters ``p`` (see :func:`_fitted`) when the residuals ``e`` at board
-    points ``u``, ``w`` (the lit board's light taken out, for a ``half_plane``) hold it as one (see
-    :func:`_fit_band` and :func:`_fit_half_plane`), else None."""
     angle, near, far, soft, log_depth = p[0], min(p[1], p[2]), max(p[1], p[2]), math.exp(p[3]), p[4]
-    band = Band(float(angle), float(near), float(far), soft, float(log_depth))
     # The band as the board shows it: its edges clipped to the samples' reach across it.
     x = _across(angle, u, w)
     lo, hi = float(x.min()), float(x.max())
     width = min(far, hi) - max(near, lo)
     if not math.log(1.0 - BAND_DEPTH_MAX) <= log_depth <= math.log(1.0 - BAND_DEPTH_MIN):
         return None
-    softest = HALF_PLANE_SOFTEST if half_plane else BAND_SOFT_RANGE[1]
-    if width < BAND_MIN_WIDTH or soft >= SOFTEST_BAND * softest:
+    if width < BAND_MIN_WIDTH or soft >= SOFTEST_BAND * BAND_SOFT_RANGE[1]:
         return None
-    if half_plane and lo < near and far < hi:
-        return None  # (both edges on the board: a band, which did not hold)
-    if width > (HALF_PLANE_MAX_SHARE if half_plane else BAND_MAX_SHARE) * (hi - lo):
+    if width > BAND_MAX_SHARE * (hi - lo):
         return None
     # Each edge of it that lies on the board is a step in the light there: a band fitted across a board
     # mostly in shadow may put an edge inside the shadow, where it evens out nothing but makes a step.
-    # (Judged over the edge's own soft width, at least EDGE_REACH each way.)
-    reach = max(EDGE_REACH, HALF_PLANE_EDGE_SOFTS * soft) if half_plane else EDGE_REACH
     for edge, outward in ((near, -1.0), (far, 1.0)):
         if not lo < edge < hi:
             continue
-        beyond = (outward * (x - edge) > 0) & (outward * (x - edge) <= reach)
-        within = (outward * (edge - x) > 0) & (outward * (edge - x) <= reach)
+        beyond = (outward * (x - edge) > 0) & (outward * (x - edge) <= EDGE_REACH)
+        within = (outward * (edge - x) > 0) & (outward * (edge - x) <= EDGE_REACH)
         if np.count_nonzero(beyond) < MIN_EDGE_SAMPLES or np.count_nonzero(within) < MIN_EDGE_SAMPLES:
             continue  # (too few samples there to tell)
         if median(e[beyond]) - median(e[within]) < EDGE_STEP_SHARE * -log_depth:
@@ -489,22 +296,7 @@ def _kept(
     # A band is a stretch of shadow on a lit board: the board beyond it lit nearly everywhere. (On a full
     # board of large pieces the few samples a piece's shadow leaves out may stand above the others, and
     # the rest of the board "a band" below them.)
-    inside = _inside(x, band)
-    beyond = inside <= 1.0 - BAND_CORE
+    beyond = _inside(x, Band(angle, near, far, soft, log_depth)) <= 1.0 - BAND_CORE
     if beyond.any() and np.mean(e[beyond] > LIT_DEPTH_SHARE * log_depth) < BAND_LIT_SHARE:
         return None
-    if half_plane:
-        # ...and a person's shadow lies on the board as one: in shade nearly everywhere within it, and
-        # the light there what it explains, give or take (a full board's contact shadows, a vignette's
-        # dark corners and a dark plate's pieces fit an edge too, and leave much unexplained).
-        core = inside >= BAND_CORE
-        if not core.any() or not beyond.any():
-            return None
-        if logv is not None and median(logv[core]) - median(logv[beyond]) > HALF_PLANE_DARKER * log_depth:
-            return None
-        if np.mean(e[core] < LIT_DEPTH_SHARE * log_depth) < HALF_PLANE_DARK_SHARE:
-            return None
-        left = e - log_depth * inside
-        if 1.4826 * median(np.abs(left - median(left))) > HALF_PLANE_MISFIT * -log_depth:
-            return None
-    return band
+    return Band(float(angle), float(near), float(far), soft, float(log_depth))
