@@ -21,16 +21,18 @@ from services.vision.tracker import StabilityFilter
 from .looks import contest_scene, with_body_shadow
 from .synth import draw, square_centre
 from .test_marker_lines import read_scenes
+from .test_occlusion import COIN_METALS
 
 #: our renderer's frames under a person's shadow: how many, their seed, the squares read right at least
 #: (measured: 339 of 360, 10 frames flagged, none read wrong).
 FRAMES, SEED = 40, 7
 RIGHT_AT_LEAST = 336
-#: a coin (steel, brass, copper: B, G, R) on an empty square of a board under such a shadow: frames,
-#: seed, and the boards read clear at most (measured: 28 of 116, 25 of them wrong, the coin a piece).
-COINS = [(190.0, 190.0, 195.0), (60.0, 150.0, 190.0), (70.0, 110.0, 185.0)]
+#: a coin (test_occlusion's metals) on an empty square of a board under such a shadow: frames, seed,
+#: and the boards read clear at most (measured: 11 of 39, 10 of them wrong, the coin a piece; over 116
+#: frames, 23 of 112, 22 wrong).
+COINS = list(COIN_METALS.values())
 COIN_FRAMES, COIN_SEED = 40, 21
-COINS_CLEAR_AT_MOST = 9
+COINS_CLEAR_AT_MOST = 11
 
 
 def test_boards_under_a_persons_shadow_read_no_square_wrong() -> None:
@@ -42,8 +44,8 @@ def test_boards_under_a_persons_shadow_read_no_square_wrong() -> None:
 
 
 def test_coins_in_a_persons_shadow_are_read_clear_no_more_often() -> None:
-    # Measured on the first 40 of the 116 (39 with an empty square): 9 read clear, 8 of them with the
-    # coin a piece (the coin rules' weakness in a shadow; reported, not mended here).
+    # (The coin rules' weakness in a shadow, reported, not mended here. The person's-shadow read that
+    # was dropped, measured with other metal colours: 28 -> 33 of 116 boards read clear.)
     rng = np.random.default_rng(COIN_SEED)
     clear = frames = 0
     for i in range(COIN_FRAMES):
