@@ -8,7 +8,10 @@ instance belongs to one asyncio loop and is not thread-safe.
   (events, or frames with a tiny high-water mark) from the topic table in :mod:`messages.topics`.
 - :class:`Subscriber` yields decoded :class:`messages.Envelope` objects. A malformed message or an
   unknown type is counted, logged (rate-limited) and dropped, never raised. Sequence gaps are counted
-  per publisher and topic. For frames only the newest waiting one is returned.
+  per publisher and topic. For frames only the newest waiting one is returned. With
+  ``watch_links`` it also notes when its link to the bus broke (``link_lost_ns``): whatever was
+  published meanwhile is lost, and a process that mirrors a publisher's state (the simulated camera
+  rendering the world) knows its copy may be stale until a message published since arrives.
 - :class:`SnapshotServer` / :func:`request_snapshot` / :class:`Latched`: subscribe first, then ask for
   a snapshot, then drop updates not newer than it.
 """
@@ -22,6 +25,7 @@ from typing import Generic, TypeVar
 
 import zmq
 import zmq.asyncio
+from zmq.utils.monitor import recv_monitor_message
 
 import messages
 from messages import TOPICS, Channel, Envelope, Message
@@ -113,6 +117,8 @@ class SubscriberStats:
         self.dropped: Counter[str] = Counter()
         self.gaps = 0
         self.restarts = 0
+        #: times a link to the bus broke (counted only with ``watch_links``)
+        self.link_losses = 0
         self._last_seq: dict[tuple[str, str], tuple[int, int]] = {}
 
     def track(self, env: Envelope) -> int:
@@ -139,6 +145,11 @@ class Subscriber:
     ("vision.") never brings 30 frames a second of a megabyte each to a process that wanted the readings
     (and a publisher with no subscriber of its frames sends none). ``include_frames=False`` ignores them
     even when named.
+
+    ``watch_links=True`` watches each socket's connection to the bus (a ZeroMQ socket monitor, read
+    within :meth:`recv`): :attr:`link_lost_ns` is the monotonic time at which this subscriber last saw
+    a link break (0: never). Messages published before that instant and received after it are what
+    was queued before the break; anything published while the link was down is lost.
     """
 
     def __init__(
@@ -149,10 +160,14 @@ class Subscriber:
         *,
         include_frames: bool = True,
         name: str = "",
+        watch_links: bool = False,
     ) -> None:
         self.topics = list(topics)
         self.name = name
         self.stats = SubscriberStats()
+        #: time.monotonic_ns() when a link to the bus was last seen broken (``watch_links``), 0: never
+        self.link_lost_ns = 0
+        self._monitors: list[tuple[zmq.asyncio.Socket, zmq.asyncio.Socket]] = []
         self._limiter = RateLimiter(5.0)
         self._poller = zmq.asyncio.Poller()
         self._event: zmq.asyncio.Socket | None = None
@@ -180,7 +195,22 @@ class Subscriber:
                 sock.setsockopt(zmq.SUBSCRIBE, topic.encode())
             self._frame = sock
             self._poller.register(sock, zmq.POLLIN)
+        if watch_links:
+            for sock in (self._event, self._frame):
+                if sock is not None:
+                    monitor = sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+                    self._monitors.append((sock, monitor))
+                    self._poller.register(monitor, zmq.POLLIN)
         self._pending: list[list[bytes]] = []
+
+    async def _take_link_events(self, ready: dict[zmq.asyncio.Socket, int]) -> None:
+        """Note every link break the monitors in ``ready`` report."""
+        for _, monitor in self._monitors:
+            if monitor in ready:
+                event = await recv_monitor_message(monitor)
+                if event["event"] == zmq.EVENT_DISCONNECTED:
+                    self.link_lost_ns = time.monotonic_ns()
+                    self.stats.link_losses += 1
 
     async def recv(self, timeout: float | None = None) -> Envelope | None:
         """The next good message, or None when ``timeout`` seconds pass without one."""
@@ -197,6 +227,7 @@ class Subscriber:
                 if deadline is not None and time.monotonic() >= deadline:
                     return None
                 continue
+            await self._take_link_events(ready)
             if self._event is not None and self._event in ready:
                 self._pending.append(await self._event.recv_multipart())
             if self._frame is not None and self._frame in ready:
@@ -205,6 +236,7 @@ class Subscriber:
     async def recv_raw(self, timeout: float | None = None) -> list[bytes] | None:
         """The next message's frames, undecoded (for recording). Frames keep their newest-only rule."""
         ready = dict(await self._poller.poll(None if timeout is None else int(timeout * 1000)))
+        await self._take_link_events(ready)
         if self._event is not None and self._event in ready:
             return await self._event.recv_multipart()
         if self._frame is not None and self._frame in ready:
@@ -247,6 +279,10 @@ class Subscriber:
         return env
 
     def close(self) -> None:
+        for sock, monitor in self._monitors:
+            sock.disable_monitor()
+            monitor.close(linger=0)
+        self._monitors.clear()
         for sock in (self._event, self._frame):
             if sock is not None:
                 sock.close(linger=0)

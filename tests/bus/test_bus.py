@@ -21,6 +21,7 @@ from services.bus import curve
 from services.bus.client import Latched, Publisher, SnapshotServer, Subscriber, request_snapshot, wait_for
 from services.bus.forwarder import start_forwarders
 from services.common import config as config_module
+from tests.inprocess import in_process_bus
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 10.0
@@ -330,3 +331,34 @@ async def test_recv_with_zero_timeout_reads_what_is_waiting(bus: Any, actx: Any)
     assert await sub.recv(timeout=0) is None
     pub.close()
     sub.close()
+
+
+async def test_a_watching_subscriber_notes_when_its_link_to_the_bus_breaks(config: Any, actx: Any) -> None:
+    """A restarted bus loses what is published while it is down: a subscriber that watches its links
+    says when it lost one (the simulated camera then waits for a world published since)."""
+    pub = Publisher(actx, config.bus, "t")
+    pub.open()
+    sub = Subscriber(actx, config.bus, ["sys."], watch_links=True)
+    unwatched = Subscriber(actx, config.bus, ["sys."])
+    try:
+        with in_process_bus(config.bus):
+            await connected(pub, sub)
+            await connected(pub, unwatched)
+            assert sub.link_lost_ns == 0 and sub.stats.link_losses == 0
+            before = time.monotonic_ns()
+        # the bus is gone: the monitor reports the break within recv() (which still hands out what was
+        # queued before it: the probes meant for the other subscriber)
+        deadline = time.monotonic() + DEADLINE_S
+        while sub.link_lost_ns == 0 and time.monotonic() < deadline:
+            env = await sub.recv(timeout=0.05)
+            assert env is None or env.header.mono_ns < before
+        assert sub.link_lost_ns > before and sub.stats.link_losses >= 1
+        lost = sub.link_lost_ns
+        with in_process_bus(config.bus):  # back: the same subscriber hears again, without a new break
+            await connected(pub, sub)
+            assert sub.link_lost_ns == lost
+        assert unwatched.link_lost_ns == 0  # watching is asked for, not imposed
+    finally:
+        pub.close()
+        sub.close()
+        unwatched.close()

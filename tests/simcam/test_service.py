@@ -20,10 +20,15 @@ from services.bus.client import Publisher, Subscriber
 from services.simcam import world_from_board
 from services.simcam.core import FrameClock, FrameMaker, frame_to_image
 from services.simcam.service import SimCamService
-from tests.inprocess import bus_sockets, running
+from tests.inprocess import bus_sockets, in_process_bus, running
 
 REPO = Path(__file__).resolve().parents[2]
 DEADLINE_S = 10.0
+#: after a bus restart, with simcam heard again and nothing published on sim.world: this many frame
+#: periods (at 20 fps) in which a camera that forgot the restart would publish pictures of the past.
+QUIET_FRAMES = 10
+#: the frame id of the test's own probe, sent through simcam's frame socket
+PROBE_ID = 10**9
 
 
 def test_clock_keeps_its_rate_when_on_time() -> None:
@@ -106,6 +111,52 @@ async def test_frames_flow_over_the_bus(bus: Any) -> None:
         assert "board_angle_deg" in service.last_error
         ids = [e.message.frame_id for e in later + kept]
         assert ids == sorted(ids) and len(set(ids)) == len(ids)
+        assert not task.done()
+
+
+def _nearer(image: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether ``image`` looks more like ``a`` than like ``b`` (mean absolute difference)."""
+    return float(np.abs(image - a).mean()) < float(np.abs(image - b).mean())
+
+
+async def test_after_a_bus_restart_no_frame_shows_the_world_from_before_it(config: Any) -> None:
+    """A restarted bus loses what the world published while it was down (the person's piece put down):
+    the camera publishes nothing until a world published after the break arrives, so no frame stamped
+    after the restart shows the board from before it."""
+    config = msgspec.structs.replace(config, simcam=msgspec.structs.replace(config.simcam, fps=20.0))
+    service = SimCamService(config)
+    before, after = world_from_board("X........", 10), world_from_board("X...O...O", 10)
+    maker = FrameMaker.from_config(config)
+    drawn_before = frame_to_image(maker.frame(before, capture_ns=1)).astype(int)
+    drawn_after = frame_to_image(maker.frame(after, capture_ns=1)).astype(int)
+    async with running(service) as (task,), bus_sockets(config.bus) as sockets:
+        pub = sockets.publisher()
+        frames = sockets.subscriber(["camera.frame"])
+        with in_process_bus(config.bus):
+            shown = await _frames_while_publishing(pub, frames, before, 3)
+        with in_process_bus(config.bus):
+            # simcam's frame socket is connected again once a probe sent through it arrives
+            probe = msgspec.structs.replace(shown[-1].message, frame_id=PROBE_ID)
+            deadline = time.monotonic() + DEADLINE_S
+            while time.monotonic() < deadline:
+                await service.pub.publish("camera.frame", probe)
+                env = await frames.recv(timeout=0.05)
+                if env is not None:
+                    assert env.message.frame_id == PROBE_ID, "a frame of the world before the break"
+                    break
+            else:
+                raise TimeoutError("simcam never reconnected")
+            quiet_until = time.monotonic() + QUIET_FRAMES / config.simcam.fps
+            while (left := quiet_until - time.monotonic()) > 0:
+                env = await frames.recv(timeout=left)
+                assert env is None or env.message.frame_id == PROBE_ID, (
+                    "a frame of the world before the break"
+                )
+            assert service.held > 0
+            got = await _frames_while_publishing(pub, frames, after, 3)
+            images = [frame_to_image(e.message).astype(int) for e in got]
+            assert all(_nearer(image, drawn_after, drawn_before) for image in images)
+            assert not service.world_may_be_stale()
         assert not task.done()
 
 
