@@ -12,6 +12,10 @@ every kill it records:
   whose progress (phase, moves, placements, judgments, result) differs from what it was then, with no
   process down.
 
+With ``at_person_turns`` = (low, high) the moments are not every ``interval`` but one in each of the
+person's turns, low..high seconds (seeded, uniform) after the lamp came on: the person's hand, piece
+and button press then meet a restarting process (a restarted bus loses what is published meanwhile).
+
 With ``freeze_share`` > 0 that share of the events is a freeze instead of a kill: SIGSTOP, ``freeze_s``
 seconds, SIGCONT (always sent, even when the run is cancelled). ``back_s`` is then the first heartbeat
 after the resume, and ``paused`` says whether the referee's state showed the victim down meanwhile.
@@ -36,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from messages import ButtonPress, GameState, Heartbeat
-from messages.game import PAUSED, RESTING_PHASES
+from messages.game import PAUSED, RESTING_PHASES, WAITING_FOR_PERSON
 from services.common.config import Config
 
 from . import stack as stack_module
@@ -98,6 +102,9 @@ class Monkey:
     interval: tuple[float, float] = DEFAULT_INTERVAL_S
     freeze_share: float = 0.0
     freeze_s: float = 5.0
+    #: (low, high): kill once per person's turn, this long after the lamp came on, instead of every
+    #: ``interval`` (None: every ``interval``)
+    at_person_turns: tuple[float, float] | None = None
     kills: list[Kill] = field(default_factory=list)
     #: the newest referee state (by pid, then revision) and the newest pid of every process heard
     state: GameState | None = None
@@ -107,6 +114,9 @@ class Monkey:
     #: set when the games are over: no more kills, only listening until the last victim is heard again
     stopping: bool = False
     _state_pid: int = 0
+    #: ``at_person_turns``: the person's turn last seen, and when to kill in it (None: done)
+    _turn: tuple[Any, ...] = ()
+    _turn_kill_at: float | None = None
 
     async def run(self) -> None:
         """Run until cancelled."""
@@ -127,9 +137,11 @@ class Monkey:
                 self._resume_due(now)
                 if self.stopping and self.settled():
                     return
-                if not self.stopping and now >= next_kill and self._may_kill():
+                due = self._turn_due(now, rng) if self.at_person_turns else now >= next_kill
+                if not self.stopping and due and self._may_kill():
                     freeze = rng.random() < self.freeze_share
-                    await self._kill(rng.choice(list(self.victims)), now, freeze)
+                    if await self._kill(rng.choice(list(self.victims)), now, freeze):
+                        self._turn_kill_at = None  # one kill per person's turn
                     next_kill = now + rng.uniform(*self.interval)
         finally:
             for k in self.kills:  # never leave a process stopped
@@ -139,6 +151,18 @@ class Monkey:
                     k.resumed_at = time.monotonic()
             sub.close()
             ctx.destroy(linger=0)
+
+    def _turn_due(self, now: float, rng: random.Random) -> bool:
+        """``at_person_turns``: whether this is the moment of the kill in the person's current turn."""
+        s = self.state
+        assert self.at_person_turns is not None
+        if s is None or s.phase != WAITING_FOR_PERSON or not s.lamp or s.result:
+            return False
+        turn = (s.game_id, len(s.moves), s.illegal_moves, s.cheats_restored)
+        if turn != self._turn:  # a new turn: its moment is drawn now
+            self._turn = turn
+            self._turn_kill_at = now + rng.uniform(*self.at_person_turns)
+        return self._turn_kill_at is not None and now >= self._turn_kill_at
 
     def settled(self) -> bool:
         """Whether every victim so far is heard again (a frozen one resumed and heard)."""
@@ -157,14 +181,15 @@ class Monkey:
             return False
         return not self.kills or self.kills[-1].back_s is not None
 
-    async def _kill(self, victim: str, now: float, freeze: bool = False) -> None:
+    async def _kill(self, victim: str, now: float, freeze: bool = False) -> bool:
+        """Kill (or freeze) ``victim``; whether it was done."""
         try:
             pids = await asyncio.to_thread(self.stack.pids)
         except Exception:  # supervisord busy: try at the next look
-            return
+            return False
         pid = pids.get(victim, 0)
         if not pid:
-            return
+            return False
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGSTOP if freeze else signal.SIGKILL)
             s = self.state
@@ -172,6 +197,8 @@ class Monkey:
                 "" if s is None else f"{s.paused_phase or s.phase}/{s.activity or '-'} move {s.move_number}"
             )
             self.kills.append(Kill(victim, pid, now, moment, "freeze" if freeze else "kill"))
+            return True
+        return False
 
     def _take(self, msg: Any, pid: int, now: float) -> None:
         if isinstance(msg, ButtonPress):

@@ -94,3 +94,28 @@ async def test_a_frozen_process_pauses_the_game_which_goes_on_when_it_resumes(ch
     assert all(k.paused for k in done), f"a frozen process was not noticed {report}"
     # the last victim may still be starting: every process is running again within the deadline
     chaos_sim.stack.wait_running(timeout=30)
+
+
+async def test_the_bus_killed_in_every_turn_of_the_person_loses_no_move(chaos_sim: SimStack) -> None:
+    """kill -9 of the bus once in each of the person's turns, 0-0.2 s (seeded) after the lamp came on,
+    when their hand, their piece (or the device's piece moved: task 6 cheats) and their press meet a
+    restarting bus. Every move is judged from what the board shows after it: no turn is judged
+    "nothing changed" (illegal_moves stays 0), the cheat is restored, and every game meets its
+    requirement. (Before the simulated camera waited for a world published after a bus restart, its
+    first frames showed the board from before the break with fresh capture times: 4 of 8 such games
+    had a turn judged "no-change", one of them lost its cheat.)"""
+    plans = simrun.plan_tasks(
+        SimOptions(tasks=(6,), games=2, seed=SEED + 1400, speed=SPEED), chaos_sim.config
+    )
+    monkey = chaos.Monkey(
+        chaos_sim.stack, chaos_sim.config, seed=SEED + 1401, victims=("bus",), at_person_turns=(0.0, 0.2)
+    )
+    async with SimSession(chaos_sim.config) as session:
+        results = await chaos.play_under(monkey, session, plans, Progress(sys.stderr), fail_fast=True)
+    report = table(results) + "\n" + "\n".join(f"  bus killed at {k.moment}" for k in monkey.kills)
+    print(report)
+    assert len(results) == len(plans) and all(r.verdict.ok for r in results), report + chaos_sim.where()
+    states = [r.seen.state for r in results]
+    assert all(s is not None and s.illegal_moves == 0 for s in states), report + chaos_sim.where()
+    assert len(monkey.kills) >= 4 * len(plans), f"too few kills {report}"
+    chaos_sim.stack.wait_running(timeout=30)
