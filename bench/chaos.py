@@ -12,7 +12,9 @@ The same as ``tests/e2e/test_chaos.py``, for longer: ``--games`` games per task 
 - presses announced by the panel and never acknowledged by the referee (should be none).
 
 Usage: ``python bench/chaos.py [--games N] [--tasks 4,5,6] [--human POLICY] [--speed F] [--seed S]
-[--interval MIN,MAX] [--freeze-share F] [--summary FILE.json]``. Figures vary with the machine's load.
+[--interval MIN,MAX] [--freeze-share F] [--victims bus,vision,...] [--at-person-turns MIN,MAX]
+[--summary FILE.json]``. ``--at-person-turns`` kills once in each of the person's turns, MIN-MAX s after
+the lamp came on, instead of every ``--interval``. Figures vary with the machine's load.
 """
 
 from __future__ import annotations
@@ -43,9 +45,19 @@ async def run(
     interval: tuple[float, float],
     seed: int,
     freeze_share: float = 0.0,
+    victims: tuple[str, ...] = chaos.VICTIMS,
+    at_person_turns: tuple[float, float] | None = None,
 ) -> tuple[list[simrun.TaskResult], chaos.Monkey, int]:
     plans = simrun.plan_tasks(options, config)
-    monkey = chaos.Monkey(stack, config, seed=seed, interval=interval, freeze_share=freeze_share)
+    monkey = chaos.Monkey(
+        stack,
+        config,
+        seed=seed,
+        victims=victims,
+        interval=interval,
+        freeze_share=freeze_share,
+        at_person_turns=at_person_turns,
+    )
     async with SimSession(config) as session:
         results = await chaos.play_under(monkey, session, plans, Progress(sys.stderr), fail_fast=False)
         await session.ask_snapshot()
@@ -64,10 +76,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--freeze-share", type=float, default=0.0, help="share of events that are 5 s SIGSTOPs (default 0)"
     )
+    parser.add_argument("--victims", default=",".join(chaos.VICTIMS), help="processes that may be killed")
+    parser.add_argument(
+        "--at-person-turns", metavar="MIN,MAX", help="kill once in each of the person's turns, MIN-MAX s in"
+    )
     parser.add_argument("--summary", metavar="FILE.json", help="also write the figures as JSON")
     args = parser.parse_args(argv)
     tasks = tuple(int(t) for t in args.tasks.split(","))
     lo, hi = (float(v) for v in args.interval.split(","))
+    victims = tuple(v for v in args.victims.split(",") if v)
+    unknown = sorted(set(victims) - set(chaos.VICTIMS))
+    if unknown:
+        parser.error(f"unknown victims {unknown}; known: {', '.join(chaos.VICTIMS)}")
+    turns = None
+    if args.at_person_turns:
+        t_lo, t_hi = (float(v) for v in args.at_person_turns.split(","))
+        turns = (t_lo, t_hi)
     options = SimOptions(tasks=tasks, games=args.games, human=args.human, speed=args.speed, seed=args.seed)
     with tempfile.TemporaryDirectory(prefix="sanzi-chaos-") as runtime:
         base = config_module.load(None, overrides={"runtime": {"dir": runtime}})
@@ -79,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             stack.wait_heartbeats(config, timeout=60)
             t0 = time.monotonic()
             results, monkey, ack = asyncio.run(
-                run(config, stack, options, (lo, hi), args.seed + 1, args.freeze_share)
+                run(config, stack, options, (lo, hi), args.seed + 1, args.freeze_share, victims, turns)
             )
             wall = time.monotonic() - t0
     figures = chaos.ChaosFigures(monkey.kills)
@@ -90,7 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(
         f"sanzi chaos benchmark: tasks {args.tasks}, {len(results)} games, speed {args.speed:g}, "
-        f"seed {args.seed}, a kill every {lo:g}-{hi:g} s, {wall:.0f} s"
+        f"seed {args.seed}, "
+        + (
+            f"a kill in each of the person's turns, {turns[0]:g}-{turns[1]:g} s in"
+            if turns
+            else f"a kill every {lo:g}-{hi:g} s"
+        )
+        + f" ({', '.join(victims)}), {wall:.0f} s"
     )
     print(f"games met their requirement: {met}/{len(results)} (15 s budget applied to every placement)")
     for line in figures.lines():
