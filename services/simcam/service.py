@@ -39,7 +39,8 @@ class SimCamService(Service):
         super().__init__(config, log)
         self.maker = FrameMaker.from_config(config)
         self.world: WorldState | None = None
-        #: when the newest world was published (its header's monotonic time)
+        #: when the newest world was published (its header's monotonic time: the simulator's processes
+        #: share one machine's clock, the one ``Subscriber.link_lost_ns`` reads)
         self.world_published_ns = 0
         #: frames not published because the world may be stale (the link to the bus broke since)
         self.held = 0
