@@ -21,9 +21,12 @@ How it works, in order:
    as four long, evenly spaced parallel lines each way (:func:`.comb._comb_search`); when nothing
    else finds a board, each set of lines at its own angle and pitch, as a camera that does not look
    straight down sees them (:meth:`.comb._Combs.free`); then the comb at the image's third and fourth
-   likeliest angles (clutter beside the board, a printed sheet's rows, can own the first two); last,
+   likeliest angles (clutter beside the board, a printed sheet's rows, can own the first two); then
    the whole search again in the image's relief, its thin structures of either tone light on black (an
-   engraved groove's shaded and lit walls; :func:`.search._in_relief`).
+   engraved groove's shaded and lit walls; :func:`.search._in_relief`); last, the cells again with every
+   thin structure of the lines' tone in the masks, however dark its surroundings (thin lines running up
+   to the edge of a plate without a margin, where the local mean takes in the table beyond;
+   :func:`.search._thin_lines_to_the_edge`).
 3. **Pose.** A homography from the image to the canonical top view (grid (0, 0)-(3, 3), square units)
    is fitted to the found cells' centres (projective with all nine, affine with fewer). The grid is
    then checked on its own lines (:func:`.lines._verify_grid`): which way its contrast goes, whether the 3x3

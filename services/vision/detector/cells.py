@@ -40,6 +40,10 @@ SURE_RESIDUAL: Final = 0.1
 FULL_HOMOGRAPHY_CELLS: Final = 9
 #: the line masks are dilated by this many working pixels to close hairline gaps in thin lines.
 DILATION_PX: Final = 1
+#: ``_locate(thin=True)``: lines are also what a morphological closing (opening, for light lines) with a
+#: square this many working pixels wide fills, black-hat / top-hat, beside what stands off the local
+#: mean: the mean beside a plate's edge takes in the table, and a thin line there falls under it.
+THIN_LINE_PX: Final = 5
 #: a window with cells of its lattice on this many places beyond it is a patch of a larger grid (a
 #: cutting mat, a tiled table), not the board; at most this many such lattices are set aside before the
 #: search gives up. (On 1,800 frames of the tuning sets a board's lattice had at most 3 such places, in
@@ -468,11 +472,15 @@ def _locate(
     prior: BoardPose | None,
     within: tuple[int, int, int, int] | None = None,
     dilation: int = DILATION_PX,
+    thin: bool = False,
 ) -> tuple[_Lattice, Polarity] | None:
     """The best lattice of cells in ``img`` (an image reduced by ``scale``), in full-image pixels; only
     ``within`` it when given (x0, y0, x1, y1 in ``img``'s pixels, a window's half beyond the cells
     sought: the same cells there as in the whole image, at a fraction of the cost). The line masks are
-    dilated by ``dilation`` pixels."""
+    dilated by ``dilation`` pixels. ``thin``: a line is also a thin structure of its tone, however dark
+    or light its surroundings (``THIN_LINE_PX``): thin lines running up to a plate's edge, where the
+    local mean takes in the table beyond it and a line near the edge falls under it, leaving the outer
+    cells open."""
     short = min(img.shape)
     win = _odd(params.window_frac * short)
     origin = np.zeros(2)
@@ -487,10 +495,13 @@ def _locate(
     kernel = np.ones((2 * dilation + 1, 2 * dilation + 1), np.uint8)
     best: tuple[_Lattice, Polarity] | None = None
     best_score = -math.inf
-    for polarity, diff in (
-        ("dark-lines", cv2.subtract(mean, img)),
-        ("light-lines", cv2.subtract(img, mean)),
-    ):
+    dark, light = cv2.subtract(mean, img), cv2.subtract(img, mean)
+    if thin:
+        size = THIN_LINE_PX if scale != 1.0 else 2 * THIN_LINE_PX - 1
+        square = cv2.getStructuringElement(cv2.MORPH_RECT, (size, size))
+        dark = cv2.max(dark, cv2.morphologyEx(img, cv2.MORPH_BLACKHAT, square))
+        light = cv2.max(light, cv2.morphologyEx(img, cv2.MORPH_TOPHAT, square))
+    for polarity, diff in (("dark-lines", dark), ("light-lines", light)):
         _, lines = cv2.threshold(diff, c, 255, cv2.THRESH_BINARY)
         lines = cv2.dilate(lines, kernel)
         lat = _find_lattice(_cell_candidates(lines, params, short), params, lines, view)

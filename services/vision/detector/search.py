@@ -368,12 +368,16 @@ def _search(
         # mats found at the other angles.)
         more = _comb_search(im, p, skip_angles=COMB_ANGLES).square
         best = _best_candidate(im, [(h, pitch, 0) for h, pitch in more], p)
-    if best is None:
-        if prior is None:
-            found_there = _in_relief(im, p, t0) if in_relief else None
-            if found_there is not None:
-                return found_there
+    if best is None and prior is None:
+        found_there = _in_relief(im, p, t0) if in_relief else None
+        if found_there is not None:
+            return found_there
+        if in_relief:  # (the image itself, not one of its other views)
+            best = _thin_lines_to_the_edge(im, p)
+        if best is None:
             return Detection(found=False, problem="no-board", processing_ms=_ms_since(t0))
+    if best is None:
+        assert prior is not None
         det = read_at_pose(im, prior, None, DEFAULT_HALF_WIDTH, p)
         return replace(det, pose_source="prior", problem=det.problem or "prior", processing_ms=_ms_since(t0))
     _seen, h, polarity, half_width, cells, _pitch = best
@@ -408,6 +412,22 @@ def _search(
         processing_ms=_ms_since(t0),
         extra={**det.extra, "half_width": half_width, "tracked": 0.0},
     )
+
+
+def _thin_lines_to_the_edge(im: _Image, p: DetectorParams) -> _Candidate | None:
+    """The grid's cells sought again with every thin structure of the lines' tone in the line masks
+    (:func:`.cells._locate` ``thin``), at half size, then at full size; the best grid, or None. Last of
+    all the views: thin lines running up to a plate's edge (a board without a margin on a dark table)
+    fall under the local mean beside the edge, which takes in the table, and the outer cells stay open."""
+    for img, scale in ((im.small, im.scale), (im.gray, 1.0)):
+        found = _locate(img, scale, im.sigma, im.spread, p, None, thin=True)
+        if found is not None:
+            best = _best_candidate(im, [_from_cells(found[0])], p, patchy=found[0].beyond > 0)
+            if best is not None:
+                return best
+        if scale == 1.0:
+            break
+    return None
 
 
 def _onto_the_board(
