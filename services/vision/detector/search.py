@@ -419,14 +419,12 @@ def _thin_lines_to_the_edge(im: _Image, p: DetectorParams) -> _Candidate | None:
     (:func:`.cells._locate` ``thin``), at half size, then at full size; the best grid, or None. Last of
     all the views: thin lines running up to a plate's edge (a board without a margin on a dark table)
     fall under the local mean beside the edge, which takes in the table, and the outer cells stay open."""
-    for img, scale in ((im.small, im.scale), (im.gray, 1.0)):
+    sizes = [(im.small, im.scale)] + ([(im.gray, 1.0)] if im.scale != 1.0 else [])
+    for img, scale in sizes:
         found = _locate(img, scale, im.sigma, im.spread, p, None, thin=True)
-        if found is not None:
-            best = _best_candidate(im, [_from_cells(found[0])], p, patchy=found[0].beyond > 0)
-            if best is not None:
-                return best
-        if scale == 1.0:
-            break
+        best = None if found is None else _best_candidate(im, [_from_cells(found[0])], p, found[0].beyond > 0)
+        if best is not None:
+            return best
     return None
 
 
