@@ -16,13 +16,14 @@ polarity and width found (a frame the cold search misses keeps its cold reading)
 
 ``record`` writes one record per frame (generator, seed, index, whether it is occluded, whether a board was
 found, whether the detection is occluded, the board read, the truth as the detection numbers the squares, each
-square's confidence, the detection's problem) and prints the summary: per generator, the squares of clear
-frames right, unknown and wrong (and wrong with confidence >= 0.9), the clear frames passed wrong (what a
-stability window would take: found, not occluded, no square unknown, not overexposed, and wrong), flagged,
-overexposed (a square read bare on a clipped plate: the device lowers its exposure and waits,
-``services.vision.exposure``) and without a board, and the occluded frames read as a clear board (and how many
-of those were read right all the same). ``compare`` lists the frames whose reading changed between two
-records, with the squares right before and after.
+square's confidence, the detection's problem, how far the board found lies from the true one in pitches) and
+prints the summary: per generator, the squares of clear frames right, unknown and wrong (and wrong with
+confidence >= 0.9), the clear frames passed wrong (what a stability window would take: found, not occluded,
+no square unknown, not overexposed, and wrong), flagged, overexposed (a square read bare on a clipped plate:
+the device lowers its exposure and waits, ``services.vision.exposure``), without a board, and with a board
+found off the true one (``OFF_THE_BOARD``: another grid, or a window a square off), and the occluded frames
+read as a clear board (and how many of those were read right all the same). ``compare`` lists the frames
+whose reading changed between two records, with the squares right before and after.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ SETS: dict[str, list[tuple[str, int]]] = {
 JOB_FRAMES = 50
 #: a square read wrong this sure or more counts against issue 11's target (none).
 SURE = 0.9
+#: a board found with its centre this far (pitches) from the true board's is found off the board: another
+#: grid (a supply tray's, a cutting mat's window) or a window a square off. (At 2d13a95 every clear frame
+#: read whole and right had its board found within 0.075 of a pitch, 6,318 of them; a window a square off
+#: lies 1 away, and only two boards found lay between 0.2 and 0.9.)
+OFF_THE_BOARD = 0.5
 #: where the tracker's prior stands for ``--tracked``: the pose found, shifted (x, y pixels) and turned
 #: (degrees) as a board drifting slowly was a frame ago.
 A_FRAME_AGO = (0.7, -0.5, 0.3)
@@ -96,6 +102,10 @@ def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, bool]) -
             width = det.extra.get("half_width", 0.0)
             det = track(sample.image, a_frame_ago(det.pose), polarity=det.polarity, half_width=width)
         turns = round((det.pose.angle_deg - sample.angle_deg) / 90) if det.pose else 0
+        off = None
+        if det.pose is not None:
+            true_x, true_y = sample.centre_px
+            off = math.hypot(det.pose.center_px.x - true_x, det.pose.center_px.y - true_y) / sample.pitch_px
         out.append(
             {
                 "generator": generator,
@@ -108,6 +118,7 @@ def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, bool]) -
                 "read": det.board,
                 "truth": _rotate(sample.board, turns),
                 "confidence": [round(float(s.confidence), 3) for s in det.squares],
+                "off_pitches": None if off is None else round(float(off), 3),
             }
         )
     return out
@@ -149,6 +160,8 @@ def tally(records: Iterable[Record]) -> tuple[Counter[str], Counter[str]]:
             continue
         c["clear"] += 1
         c["not found"] += not r["found"]
+        # (Records kept before the field was added have none: counted as on the board.)
+        c["found off the board"] += r["found"] and (r.get("off_pitches") or 0.0) > OFF_THE_BOARD
         c["flagged"] += r["found"] and r["flagged"]
         c["overexposed"] += r.get("problem") == "overexposed"
         c["passed wrong"] += _read_clear(r) and r["read"] != r["truth"]
@@ -176,7 +189,7 @@ def summary(records: list[Record]) -> str:
             f" unknown {c['unknown']} wrong {c['wrong']} (>= {SURE}: {c['wrong sure']});"
             f" clear frames: passed wrong {c['passed wrong']}, flagged {c['flagged']},"
             f" overexposed {c['overexposed']},"
-            f" not found {c['not found']} of {c['clear']};"
+            f" not found {c['not found']} of {c['clear']}, found off the board {c['found off the board']};"
             f" occluded read clear {c['occluded read clear']} of {c['occluded']}"
             f" ({c['occluded read clear, right']} of them right);"
             f" wrong {', '.join(f'{k} {n}' for k, n in kinds.most_common())}"

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from bench.vision_frames import A_FRAME_AGO, Record, _records, a_frame_ago, compare, summary, tally
+from bench.vision_frames import (
+    A_FRAME_AGO,
+    OFF_THE_BOARD,
+    Record,
+    _records,
+    a_frame_ago,
+    compare,
+    summary,
+    tally,
+)
 from services.vision.detector import detect
 from tests.vision.synth import Scene, draw
 
@@ -41,6 +50,19 @@ def test_the_counts_of_clear_and_occluded_frames() -> None:
     assert "occluded read clear 2 of 3 (1 of them right)" in summary(records)
 
 
+def test_a_board_found_off_the_true_one_is_counted_in_clear_frames() -> None:
+    """A board found with its centre more than ``OFF_THE_BOARD`` pitches from the true one (another grid,
+    a window a square off) is counted, however its squares read; records kept before the distance was
+    recorded count as on the board."""
+    on = {**_record("X........", "X........"), "off_pitches": 0.02}
+    off = {**_record(".........", "X........"), "off_pitches": OFF_THE_BOARD + 0.5}
+    covered_off = {**_record("?........", ".........", occluded=True, flagged=True), "off_pitches": 3.0}
+    old = _record("X........", "X........")  # (no "off_pitches")
+    c, _kinds = tally([on, off, covered_off, old])
+    assert (c["clear"], c["found off the board"]) == (3, 1)
+    assert "not found 0 of 3, found off the board 1;" in summary([on, off, covered_off, old])
+
+
 def test_compare_lists_only_the_frames_whose_reading_changed() -> None:
     before = [_record("X........", "X........"), {**_record("O........", "X........"), "index": 1}]
     after = [_record("X........", "X........"), {**_record("X........", "X........"), "index": 1}]
@@ -59,6 +81,8 @@ def test_a_stretch_of_a_generator_is_read_into_records() -> None:
     records = _records(("flat", 1, 0, 2))
     assert [r["index"] for r in records] == [0, 1]
     assert all(len(r["read"]) == len(r["truth"]) == 9 for r in records)
+    # (flat's first frames are clear boards, found where they lie.)
+    assert all(r["found"] and r["off_pitches"] < OFF_THE_BOARD for r in records)
 
 
 def test_a_found_board_is_read_again_as_the_tracker_reads_it() -> None:
