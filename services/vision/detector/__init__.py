@@ -32,11 +32,11 @@ How it works, in order:
    then checked on its own lines (:func:`.lines._verify_grid`): which way its contrast goes, whether the 3x3
    window is a square off (a column of table taken for cells), how wide the lines are; a window read with
    one outer row or column covered all along is read again a square the other way, and taken when that
-   is clearly better (:func:`.search._onto_the_board`). With fewer than
-   nine cells it is refined on the lines: each line is located from cross-line profiles (half-maximum
-   centroids), straight lines are fitted to them, and their 16 crossings correct the homography (a
-   profile that runs on to an end of its window, into a piece or a table of the line's tone beside
-   it, is left out while the other lines place the grid; a pass that loses a tenth of a well-seen
+   is clearly better (:func:`.search._onto_the_board`; in the tracker's search, with a prior, too).
+   With fewer than nine cells it is refined on the lines: each line is located from cross-line profiles
+   (half-maximum centroids), straight lines are fitted to them, and their 16 crossings correct the
+   homography (a profile that runs on to an end of its window, into a piece or a table of the line's
+   tone beside it, is left out while the other lines place the grid; a pass that loses a tenth of a well-seen
    grid's line segments is undone: on a small board a line fitted along the pieces beside it skews
    the crossings). A board read with squares crossed (or with their corners off the board's surface)
    is read once more with its grid moved onto its lines as a whole, a drawn grid aligned with the
