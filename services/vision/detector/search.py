@@ -390,7 +390,8 @@ def _search(
     # (With a prior too: the tracker searches when a board's lines do not confirm its pose, and a window
     # found there a square off would be refused as a jump frame after frame while the board stood still.
     # On the tuning sets read as the tracker reads them: 3 clear frames the search without a prior read
-    # on the board were taken a square off -> 0, squares right 59,516 -> 59,545, none more wrong.)
+    # on the board were taken a square off -> 0, squares right 59,516 -> 59,545, no clear frame more
+    # wrong.)
     if det.occluded:
         det = _onto_the_board(im, det, h, polarity, half_width, p)
     if prior is None and det.pose is not None and not _in_view(im, det.pose):
