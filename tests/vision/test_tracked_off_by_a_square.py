@@ -24,6 +24,7 @@ from .tuning_frames import tuning_sample
 #: tuning frames whose board the search with a prior found a square off: (generator, seed, index).
 TRACKED_A_SQUARE_OFF = (
     ("apart", 1, 86),  # a full board read with two squares unknown; "jump" on every frame before
+    ("apart", 2, 129),  # "jump" from the third frame on
     ("gridded", 3, 207),  # the same, on a cutting mat
 )
 #: frames a still board is shown to the pose tracker.
