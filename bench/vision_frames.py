@@ -6,13 +6,17 @@ flat and contest_table, seeds 1-4; apart, seeds 1-4; unseen, sealed and gridded,
 each, see ``bench.vision.GENERATORS``). The generator that is still held out (blind) is not read here:
 its report is run once a change is kept (``bench/vision.py``), never to choose one.
 
-    .venv/bin/python bench/vision_frames.py record OUT.json [--sets tune,apart] [--frames 300] [--tracked]
+    .venv/bin/python bench/vision_frames.py record OUT.json [--sets tune,apart] [--frames 300]
+        [--tracked | --still]
     .venv/bin/python bench/vision_frames.py summary OUT.json
     .venv/bin/python bench/vision_frames.py compare BEFORE.json AFTER.json
 
 ``--tracked`` reads the frames as the device reads a board it follows: each frame the cold search finds is
 read again by ``track()`` at the pose found, moved as a frame ago (``A_FRAME_AGO``), with the lines'
-polarity and width found (a frame the cold search misses keeps its cold reading).
+polarity and width found (a frame the cold search misses keeps its cold reading). ``--still`` reads them as
+the device's pose tracker reads a board standing still: each frame shown ``STILL_FRAMES`` times to a fresh
+:class:`services.vision.tracker.PoseTracker`, its last reading kept (a board the tracker refuses as a jump
+on every frame is one the device waits on for ever: counted as "refused as a jump").
 
 ``record`` writes one record per frame (generator, seed, index, whether it is occluded, whether a board was
 found, whether the detection is occluded, the board read, the truth as the detection numbers the squares, each
@@ -64,6 +68,12 @@ OFF_THE_BOARD = 0.5
 #: where the tracker's prior stands for ``--tracked``: the pose found, shifted (x, y pixels) and turned
 #: (degrees) as a board drifting slowly was a frame ago.
 A_FRAME_AGO = (0.7, -0.5, 0.3)
+#: how many times ``--still`` shows a frame to the pose tracker: a cold search, tracked frames, and a
+#: reading reused once two fresh ones agree.
+STILL_FRAMES = 4
+#: how a record reads each frame: the cold search, the tracker from a frame ago, the pose tracker on a
+#: still board.
+READINGS = ("cold", "tracked", "still")
 
 Record = dict[str, Any]
 
@@ -81,15 +91,19 @@ def a_frame_ago(pose: Any) -> Any:
     return pose_from_homography(homography_of(pose) @ np.linalg.inv(moved))
 
 
-def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, bool]) -> list[Record]:
+def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, str]) -> list[Record]:
     """The records of frames ``lo`` to ``hi`` of ``generator`` at ``seed``: ``job`` is (generator, seed,
-    lo, hi[, tracked]). A frame the generator cannot render (it raises ValueError) has none."""
+    lo, hi[, reading]), ``reading`` one of ``READINGS`` ("cold" when left out). A frame the generator
+    cannot render (it raises ValueError) has none."""
     from bench.vision import _rotate
     from services.vision.detector import detect, track
+    from services.vision.tracker import PoseTracker
     from tests.vision.tuning_frames import tuning_sample
 
     generator, seed, lo, hi = job[:4]
-    tracked = len(job) > 4 and bool(job[4])
+    reading = job[4] if len(job) > 4 else "cold"
+    if reading not in READINGS:
+        raise ValueError(f"reading must be one of {READINGS}, got {reading!r}")
     cv2.setNumThreads(1)
     out: list[Record] = []
     for index in range(lo, hi):
@@ -97,8 +111,13 @@ def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, bool]) -
             sample = tuning_sample(generator, seed, index)
         except ValueError:  # (heldout seed 4 frame 155: a condition it cannot honour)
             continue
-        det = detect(sample.image)
-        if tracked and det.found and det.pose is not None:
+        if reading == "still":
+            tracker = PoseTracker()
+            for _ in range(STILL_FRAMES):
+                det = tracker.process(sample.image)
+        else:
+            det = detect(sample.image)
+        if reading == "tracked" and det.found and det.pose is not None:
             width = det.extra.get("half_width", 0.0)
             det = track(sample.image, a_frame_ago(det.pose), polarity=det.polarity, half_width=width)
         turns = round((det.pose.angle_deg - sample.angle_deg) / 90) if det.pose else 0
@@ -124,11 +143,11 @@ def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, bool]) -
     return out
 
 
-def record(sets: list[str], frames: int, jobs: int, tracked: bool = False) -> list[Record]:
-    """Every frame of the tuning ``sets`` (``frames`` each generator and seed) read, ``jobs`` at a time
-    (``tracked``: as the tracker reads them, see the module's docstring)."""
+def record(sets: list[str], frames: int, jobs: int, reading: str = "cold") -> list[Record]:
+    """Every frame of the tuning ``sets`` (``frames`` each generator and seed) read, ``jobs`` at a time,
+    as ``reading`` says (one of ``READINGS``; see the module's docstring)."""
     work = [
-        (generator, seed, lo, min(lo + JOB_FRAMES, frames), tracked)
+        (generator, seed, lo, min(lo + JOB_FRAMES, frames), reading)
         for name in sets
         for generator, seed in SETS[name]
         for lo in range(0, frames, JOB_FRAMES)
@@ -162,6 +181,7 @@ def tally(records: Iterable[Record]) -> tuple[Counter[str], Counter[str]]:
         c["not found"] += not r["found"]
         # (Records kept before the field was added have none: counted as on the board.)
         c["found off the board"] += r["found"] and (r.get("off_pitches") or 0.0) > OFF_THE_BOARD
+        c["refused as a jump"] += r.get("problem") == "jump"
         c["flagged"] += r["found"] and r["flagged"]
         c["overexposed"] += r.get("problem") == "overexposed"
         c["passed wrong"] += _read_clear(r) and r["read"] != r["truth"]
@@ -189,7 +209,8 @@ def summary(records: list[Record]) -> str:
             f" unknown {c['unknown']} wrong {c['wrong']} (>= {SURE}: {c['wrong sure']});"
             f" clear frames: passed wrong {c['passed wrong']}, flagged {c['flagged']},"
             f" overexposed {c['overexposed']},"
-            f" not found {c['not found']} of {c['clear']}, found off the board {c['found off the board']};"
+            f" not found {c['not found']} of {c['clear']}, found off the board {c['found off the board']},"
+            f" refused as a jump {c['refused as a jump']};"
             f" occluded read clear {c['occluded read clear']} of {c['occluded']}"
             f" ({c['occluded read clear, right']} of them right);"
             f" wrong {', '.join(f'{k} {n}' for k, n in kinds.most_common())}"
@@ -233,7 +254,11 @@ def main() -> int:
     rec.add_argument("--sets", default=",".join(SETS), help=f"of {', '.join(SETS)} (default all)")
     rec.add_argument("--frames", type=int, default=300, help="frames of each generator and seed")
     rec.add_argument("--jobs", type=int, default=2, help="processes reading at once")
-    rec.add_argument("--tracked", action="store_true", help="read found boards as the tracker does")
+    how = rec.add_mutually_exclusive_group()
+    how.add_argument("--tracked", action="store_true", help="read found boards as the tracker does")
+    how.add_argument(
+        "--still", action="store_true", help="read frames as the pose tracker reads a still board"
+    )
     summ = sub.add_parser("summary", help="the figures of a record")
     summ.add_argument("records", type=Path)
     cmp = sub.add_parser("compare", help="the frames whose reading changed between two records")
@@ -241,7 +266,8 @@ def main() -> int:
     cmp.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "record":
-        records = record(args.sets.split(","), args.frames, args.jobs, args.tracked)
+        reading = "tracked" if args.tracked else "still" if args.still else "cold"
+        records = record(args.sets.split(","), args.frames, args.jobs, reading)
         args.out.write_text(json.dumps(records))
         print(summary(records))
     elif args.command == "summary":

@@ -7,6 +7,7 @@ import pytest
 from bench.vision_frames import (
     A_FRAME_AGO,
     OFF_THE_BOARD,
+    STILL_FRAMES,
     Record,
     _records,
     a_frame_ago,
@@ -60,7 +61,28 @@ def test_a_board_found_off_the_true_one_is_counted_in_clear_frames() -> None:
     old = _record("X........", "X........")  # (no "off_pitches")
     c, _kinds = tally([on, off, covered_off, old])
     assert (c["clear"], c["found off the board"]) == (3, 1)
-    assert "not found 0 of 3, found off the board 1;" in summary([on, off, covered_off, old])
+    assert "not found 0 of 3, found off the board 1," in summary([on, off, covered_off, old])
+
+
+def test_a_still_board_refused_as_a_jump_is_counted() -> None:
+    """A clear frame whose last reading the pose tracker gave as a jump (read at its last pose, waited
+    out by the stability filter): a board the device would wait on for ever."""
+    jumped = {**_record("X........", "X........"), "problem": "jump"}
+    c, _kinds = tally([jumped, _record("X........", "X........")])
+    assert (c["clear"], c["refused as a jump"], c["right"]) == (2, 1, 18)
+    assert "refused as a jump 1;" in summary([jumped])
+
+
+def test_frames_are_read_as_the_pose_tracker_reads_a_still_board() -> None:
+    """``--still``: each frame shown ``STILL_FRAMES`` times to a fresh pose tracker; flat's first frames
+    are clear boards it follows without a jump, read as the cold search reads them."""
+    assert STILL_FRAMES >= 3  # (a cold search, a tracked frame, a reading reused)
+    still = _records(("flat", 1, 0, 2, "still"))
+    cold = _records(("flat", 1, 0, 2))
+    assert [r["problem"] for r in still] == ["", ""]
+    assert [(r["read"], r["truth"]) for r in still] == [(r["read"], r["truth"]) for r in cold]
+    with pytest.raises(ValueError, match="reading must be one of"):
+        _records(("flat", 1, 0, 1, "sideways"))
 
 
 def test_compare_lists_only_the_frames_whose_reading_changed() -> None:
@@ -89,7 +111,7 @@ def test_a_found_board_is_read_again_as_the_tracker_reads_it() -> None:
     """``--tracked``: the frames the cold search finds are read by track() at the pose found as it was a
     frame ago; on a steady board that confirms on its lines, the reading and the figures agree."""
     cold = _records(("flat", 1, 0, 3))
-    tracked = _records(("flat", 1, 0, 3, True))
+    tracked = _records(("flat", 1, 0, 3, "tracked"))
     assert [r["index"] for r in tracked] == [r["index"] for r in cold]
     assert [r["found"] for r in tracked] == [r["found"] for r in cold]
     assert sum(r["read"] == r["truth"] for r in tracked) >= sum(r["read"] == r["truth"] for r in cold) - 1
