@@ -91,6 +91,13 @@ def a_frame_ago(pose: Any) -> Any:
     return pose_from_homography(homography_of(pose) @ np.linalg.inv(moved))
 
 
+def pitches_off(pose: Any, sample: Any) -> float:
+    """How far ``pose``'s centre (a :class:`messages.BoardPose`) lies from the true board's centre of a
+    tuning ``sample`` (its ``centre_px`` and ``pitch_px``), in pitches."""
+    true_x, true_y = sample.centre_px
+    return math.hypot(pose.center_px.x - true_x, pose.center_px.y - true_y) / sample.pitch_px
+
+
 def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, str]) -> list[Record]:
     """The records of frames ``lo`` to ``hi`` of ``generator`` at ``seed``: ``job`` is (generator, seed,
     lo, hi[, reading]), ``reading`` one of ``READINGS`` ("cold" when left out). A frame the generator
@@ -121,10 +128,7 @@ def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, str]) ->
             width = det.extra.get("half_width", 0.0)
             det = track(sample.image, a_frame_ago(det.pose), polarity=det.polarity, half_width=width)
         turns = round((det.pose.angle_deg - sample.angle_deg) / 90) if det.pose else 0
-        off = None
-        if det.pose is not None:
-            true_x, true_y = sample.centre_px
-            off = math.hypot(det.pose.center_px.x - true_x, det.pose.center_px.y - true_y) / sample.pitch_px
+        off = None if det.pose is None else pitches_off(det.pose, sample)
         out.append(
             {
                 "generator": generator,

@@ -10,11 +10,9 @@ for ever. Here the frames it happened on, read as the device reads them.
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from bench.vision_frames import a_frame_ago
+from bench.vision_frames import a_frame_ago, pitches_off
 from services.vision.detector import detect, track
 from services.vision.tracker import PoseTracker
 
@@ -31,12 +29,6 @@ TRACKED_A_SQUARE_OFF = (
 STILL_FRAMES = 6
 
 
-def _off_in_pitches(pose: object, sample: object) -> float:
-    centre = pose.center_px  # type: ignore[attr-defined]
-    true_x, true_y = sample.centre_px  # type: ignore[attr-defined]
-    return math.hypot(centre.x - true_x, centre.y - true_y) / sample.pitch_px  # type: ignore[attr-defined]
-
-
 @pytest.mark.parametrize(("generator", "seed", "index"), TRACKED_A_SQUARE_OFF)
 def test_a_still_board_is_never_taken_for_a_jump(generator: str, seed: int, index: int) -> None:
     sample = tuning_sample(generator, seed, index)
@@ -44,7 +36,7 @@ def test_a_still_board_is_never_taken_for_a_jump(generator: str, seed: int, inde
     readings = [tracker.process(sample.image) for _ in range(STILL_FRAMES)]
     assert [d.problem for d in readings if d.problem == "jump"] == []
     for det in readings:
-        assert det.pose is not None and _off_in_pitches(det.pose, sample) < 0.2
+        assert det.pose is not None and pitches_off(det.pose, sample) < 0.2
 
 
 def test_a_board_tracked_from_a_frame_ago_is_read_where_it_lies() -> None:
@@ -56,5 +48,5 @@ def test_a_board_tracked_from_a_frame_ago_is_read_where_it_lies() -> None:
     det = track(
         sample.image, a_frame_ago(cold.pose), polarity=cold.polarity, half_width=cold.extra["half_width"]
     )
-    assert det.pose is not None and _off_in_pitches(det.pose, sample) < 0.2
+    assert det.pose is not None and pitches_off(det.pose, sample) < 0.2
     assert det.board == truth_as_read(det, sample.board, sample.angle_deg)
