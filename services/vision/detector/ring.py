@@ -30,6 +30,11 @@ RING_FOREIGN_RING_COVER: Final = 0.55
 #: grid's contrast, and a piece fills this share of the central disc.
 RING_PIECE_MIN_FRAC: Final = 0.06
 RING_PIECE_MIN_FILL: Final = 0.12
+#: rounds of the fit of a square's light slope through its ring (see _ring_slope): each takes the ring's
+#: pixels within the noise threshold of the last round's plane (the first round's: the ring's median).
+RING_SLOPE_ROUNDS: Final = 2
+#: ...each round's normal equations take this ridge, so that a ring with no pixel kept stays solvable.
+RING_SLOPE_RIDGE: Final = 1e-6
 #: the plane the nine squares' ring backgrounds are fitted with (see _foreign_ring): 1, column, row.
 BACKGROUND_PLANE: Final = np.stack([np.ones(9), np.arange(9) % 3 - 1.0, np.arange(9) // 3 - 1.0], axis=1)
 BACKGROUND_PLANE.flags.writeable = False
@@ -104,9 +109,17 @@ def _read_squares_ring(
     vary = MAD_TO_SIGMA * median(ring_dev)
     t_grey = np.maximum(params.piece_noise_k * vary, RING_PIECE_MIN_FRAC * contrast)
     off = np.abs(grey - bg_grey[:, None])
+    # The shape of what differs is judged against the plane of the light across the square, not its
+    # ring's median: a 2:1 gradient, a vignette or a plate clipping to one side leave a band of the
+    # square beyond the threshold on each side of the median, as long as a pen. (Whether a piece is there
+    # stays judged against the median: a faint black piece on a dark plate tilts a plane towards itself.)
+    slope = _ring_slope(grey_ring, dx_i[ring_at], dy_i[ring_at], bg_grey, t_grey)
+    off_plane = np.abs(grey - bg_grey[:, None] - slope[:, :1] * dx_i - slope[:, 1:] * dy_i)
     if canon.slack is not None:
         off = off - canon.slack.ravel()[pixels]  # (what an estimate taken out may have got wrong)
+        off_plane = off_plane - canon.slack.ravel()[pixels]
     differs = off > t_grey[:, None]  # (9, P)
+    differs_plane = off_plane > t_grey[:, None]
     if chroma is not None:
         ring_cdev = _chroma_distance(ring_chroma, bg_chroma)
         # Chroma is coarsely quantised (8-bit channels, JPEG's subsampled colour): the median deviation
@@ -116,7 +129,9 @@ def _read_squares_ring(
             CHROMA_TAIL_TO_SIGMA * percentile(ring_cdev, 90),
         )
         t_chroma = np.maximum(params.piece_noise_k * vary_c, params.piece_min_chroma * contrast)
-        differs |= _chroma_distance(chroma, bg_chroma) > t_chroma[:, None]
+        by_chroma = _chroma_distance(chroma, bg_chroma) > t_chroma[:, None]
+        differs |= by_chroma
+        differs_plane |= by_chroma
     fill = np.take(differs, disc_at, axis=1).mean(axis=1)
     dark_ref = np.minimum(line_level, bg_grey)
     t = (median_along(np.take(grey, disc_at, axis=1), 1) - dark_ref) / np.maximum(contrast, 1e-3)
@@ -127,7 +142,7 @@ def _read_squares_ring(
             disc_light = median_along(brightest_channel(np.take(colour, disc_at, axis=1)), 1)
             t_light = (disc_light - dark_ref) / np.maximum(light - dark_ref, 1e-3)
             t = np.where(by_light, t_light, t)
-    foreign = _foreign_ring(differs, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
+    foreign = _foreign_ring(differs, differs_plane, ring_i, dx_i, dy_i, bg_grey, bg_chroma, contrast)
     # A middle beyond the lines' own tone (darker than dark lines, lighter than light ones) is no bare
     # board, whatever the ring says: a large piece covers the ring too, and the disc does not differ
     # from it.
@@ -147,6 +162,23 @@ def _read_squares_ring(
     return out
 
 
+def _ring_slope(
+    ring: np.ndarray, dx: np.ndarray, dy: np.ndarray, level: np.ndarray, threshold: np.ndarray
+) -> np.ndarray:
+    """Each square's slope of light (grey per pitch along the canonical x and y, (9, 2)) through its ring
+    pixels' grey (``ring``, (9, R); offsets ``dx``, ``dy`` (R,) from the centre in pitches), fitted by
+    least squares on the pixels within ``threshold`` (9,) of the plane of the round before, from the
+    ring's ``level`` (9,), flat, over ``RING_SLOPE_ROUNDS`` rounds: what of a piece reaches into the ring
+    differs from the plate by more than the threshold, and does not tilt it."""
+    design = np.stack([np.ones_like(dx), dx, dy], axis=1).astype(np.float64)  # (R, 3)
+    fit = np.column_stack([level, np.zeros((len(level), 2))])
+    for _ in range(RING_SLOPE_ROUNDS):
+        kept = (np.abs(ring - fit @ design.T) <= threshold[:, None]).astype(np.float64)
+        normal = np.einsum("kr,ri,rj->kij", kept, design, design) + RING_SLOPE_RIDGE * np.eye(3)
+        fit = np.linalg.solve(normal, np.einsum("kr,ri->ki", kept * ring, design)[..., None])[..., 0]
+    return fit[:, 1:]
+
+
 def _chroma_distance(chroma: np.ndarray, ref: np.ndarray) -> np.ndarray:
     """The distance of each pixel's opponent colour (``chroma``, (9, N, 2)) from its square's
     (``ref``, (9, 2)): (9, N), as ``np.linalg.norm(chroma - ref[:, None, :], axis=2)`` gives it (the
@@ -158,6 +190,7 @@ def _chroma_distance(chroma: np.ndarray, ref: np.ndarray) -> np.ndarray:
 
 def _foreign_ring(
     differs: np.ndarray,
+    differs_plane: np.ndarray,
     ring_i: np.ndarray,
     dx: np.ndarray,
     dy: np.ndarray,
@@ -170,7 +203,9 @@ def _foreign_ring(
 
     - cover much of the ring of board just inside the lines ("reaches-lines": a piece, even off-centre,
       stays clear of most of it; something coming in from outside crosses it);
-    - are elongated ("elongated": a disc or a cross is as wide as it is long, a finger or a pen is not);
+    - are elongated ("elongated": a disc or a cross is as wide as it is long, a finger or a pen is not),
+      judged on the pixels that differ from the plane of the square's light (``differs_plane``: a light
+      gradient across the square is no object);
     - or the background itself is not the board's ("background": something flat covers the whole
       square), judged against a plane through the nine squares' backgrounds (lighting gradients are
       smooth) on the grid's own contrast scale.
@@ -180,7 +215,7 @@ def _foreign_ring(
     ring_cover = np.take(differs, np.flatnonzero(ring_i), axis=1).mean(axis=1)
     # Shape from the part inside the ring: the glow of thick lines and the edges of shadows along the
     # border make thin strips there that are no object.
-    w = (differs & ~ring_i).astype(np.float32)
+    w = (differs_plane & ~ring_i).astype(np.float32)
     mass = w.sum(axis=1)
     mx = (w @ dx) / np.maximum(mass, 1.0)
     my = (w @ dy) / np.maximum(mass, 1.0)
@@ -190,7 +225,9 @@ def _foreign_ring(
     half_tr = (sxx + syy) / 2.0
     root = np.sqrt(np.maximum(half_tr**2 - (sxx * syy - sxy**2), 0.0))
     elong = np.sqrt((half_tr + root) / np.maximum(half_tr - root, 1e-6))
-    enough = mass >= RING_FOREIGN_MIN_AREA * differs.shape[1]
+    least = RING_FOREIGN_MIN_AREA * differs.shape[1]
+    enough = (differs & ~ring_i).sum(axis=1) >= least
+    enough_shaped = mass >= least
     # Background against a plane through the nine squares' backgrounds (grey and both chroma axes).
     design = BACKGROUND_PLANE
     bgs = np.column_stack([bg_grey, bg_chroma]).astype(np.float64)
@@ -200,7 +237,7 @@ def _foreign_ring(
     for k in range(n):
         if enough[k] and ring_cover[k] > RING_FOREIGN_RING_COVER:
             why[k] = "reaches-lines"
-        elif enough[k] and elong[k] > FOREIGN_ELONGATION:
+        elif enough_shaped[k] and elong[k] > FOREIGN_ELONGATION:
             why[k] = "elongated"
         elif resid[k] > FOREIGN_BACKGROUND_FRAC * scale:
             why[k] = "background"
