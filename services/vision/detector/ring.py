@@ -171,11 +171,15 @@ def _ring_slope(
     ring's ``level`` (9,), flat, over ``RING_SLOPE_ROUNDS`` rounds: what of a piece reaches into the ring
     differs from the plate by more than the threshold, and does not tilt it."""
     design = np.stack([np.ones_like(dx), dx, dy], axis=1).astype(np.float64)  # (R, 3)
+    # Each pixel's products of the design's terms (1, dx, dy, dx dx, dx dy, dy dy): the normal
+    # equations of every square's weighted fit, from one matrix product.
+    moments = np.column_stack([design, dx * dx, dx * dy, dy * dy]).astype(np.float64)  # (R, 6)
+    at = np.array([[0, 1, 2], [1, 3, 4], [2, 4, 5]])
     fit = np.column_stack([level, np.zeros((len(level), 2))])
     for _ in range(RING_SLOPE_ROUNDS):
         kept = (np.abs(ring - fit @ design.T) <= threshold[:, None]).astype(np.float64)
-        normal = np.einsum("kr,ri,rj->kij", kept, design, design) + RING_SLOPE_RIDGE * np.eye(3)
-        fit = np.linalg.solve(normal, np.einsum("kr,ri->ki", kept * ring, design)[..., None])[..., 0]
+        normal = (kept @ moments)[:, at] + RING_SLOPE_RIDGE * np.eye(3)  # (9, 3, 3)
+        fit = np.linalg.solve(normal, ((kept * ring) @ design)[..., None])[..., 0]
     return fit[:, 1:]
 
 
