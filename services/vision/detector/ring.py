@@ -192,6 +192,25 @@ def _chroma_distance(chroma: np.ndarray, ref: np.ndarray) -> np.ndarray:
     return np.sqrt(a * a + b * b)
 
 
+def _elongation(
+    differs: np.ndarray, ring_i: np.ndarray, dx: np.ndarray, dy: np.ndarray, least: float
+) -> np.ndarray:
+    """How elongated what differs (``differs``, (9, P)) inside the ring (``ring_i`` (P,) marks the ring's
+    pixels; ``dx``, ``dy`` their offsets) is in each square: the square root of the ratio of its second
+    moments' eigenvalues, (9,); 0 where fewer than ``least`` pixels differ there."""
+    w = (differs & ~ring_i).astype(np.float32)
+    mass = w.sum(axis=1)
+    mx = (w @ dx) / np.maximum(mass, 1.0)
+    my = (w @ dy) / np.maximum(mass, 1.0)
+    sxx = (w @ (dx * dx)) / np.maximum(mass, 1.0) - mx * mx
+    syy = (w @ (dy * dy)) / np.maximum(mass, 1.0) - my * my
+    sxy = (w @ (dx * dy)) / np.maximum(mass, 1.0) - mx * my
+    half_tr = (sxx + syy) / 2.0
+    root = np.sqrt(np.maximum(half_tr**2 - (sxx * syy - sxy**2), 0.0))
+    elong = np.sqrt((half_tr + root) / np.maximum(half_tr - root, 1e-6))
+    return np.where(mass >= least, elong, 0.0)
+
+
 def _foreign_ring(
     differs: np.ndarray,
     differs_plane: np.ndarray,
@@ -208,8 +227,9 @@ def _foreign_ring(
     - cover much of the ring of board just inside the lines ("reaches-lines": a piece, even off-centre,
       stays clear of most of it; something coming in from outside crosses it);
     - are elongated ("elongated": a disc or a cross is as wide as it is long, a finger or a pen is not),
-      judged on the pixels that differ from the plane of the square's light (``differs_plane``: a light
-      gradient across the square is no object);
+      both as what differs from the ring's median and as what differs from the plane of the square's
+      light through it (``differs_plane``): a light gradient across the square, or a dip in a plate
+      clipped around it, is elongated one way only;
     - or the background itself is not the board's ("background": something flat covers the whole
       square), judged against a plane through the nine squares' backgrounds (lighting gradients are
       smooth) on the grid's own contrast scale.
@@ -219,19 +239,14 @@ def _foreign_ring(
     ring_cover = np.take(differs, np.flatnonzero(ring_i), axis=1).mean(axis=1)
     # Shape from the part inside the ring: the glow of thick lines and the edges of shadows along the
     # border make thin strips there that are no object.
-    w = (differs_plane & ~ring_i).astype(np.float32)
-    mass = w.sum(axis=1)
-    mx = (w @ dx) / np.maximum(mass, 1.0)
-    my = (w @ dy) / np.maximum(mass, 1.0)
-    sxx = (w @ (dx * dx)) / np.maximum(mass, 1.0) - mx * mx
-    syy = (w @ (dy * dy)) / np.maximum(mass, 1.0) - my * my
-    sxy = (w @ (dx * dy)) / np.maximum(mass, 1.0) - mx * my
-    half_tr = (sxx + syy) / 2.0
-    root = np.sqrt(np.maximum(half_tr**2 - (sxx * syy - sxy**2), 0.0))
-    elong = np.sqrt((half_tr + root) / np.maximum(half_tr - root, 1e-6))
     least = RING_FOREIGN_MIN_AREA * differs.shape[1]
     enough = (differs & ~ring_i).sum(axis=1) >= least
-    enough_shaped = mass >= least
+    # Elongated against the ring's median and against the plane of its light alike: a pen is, whatever
+    # the light; a gradient leaves bands against the median, a plate clipped but for a dip in one corner
+    # a patch against the plane.
+    elongated = (_elongation(differs, ring_i, dx, dy, least) > FOREIGN_ELONGATION) & (
+        _elongation(differs_plane, ring_i, dx, dy, least) > FOREIGN_ELONGATION
+    )
     # Background against a plane through the nine squares' backgrounds (grey and both chroma axes).
     design = BACKGROUND_PLANE
     bgs = np.column_stack([bg_grey, bg_chroma]).astype(np.float64)
@@ -241,7 +256,7 @@ def _foreign_ring(
     for k in range(n):
         if enough[k] and ring_cover[k] > RING_FOREIGN_RING_COVER:
             why[k] = "reaches-lines"
-        elif enough_shaped[k] and elong[k] > FOREIGN_ELONGATION:
+        elif elongated[k]:
             why[k] = "elongated"
         elif resid[k] > FOREIGN_BACKGROUND_FRAC * scale:
             why[k] = "background"
