@@ -52,7 +52,9 @@ How it works, in order:
    round body or outline (a rim, a shadow) of pixels that differ from it, found ring by ring around
    their centroid (what lies on one side only, the glow of a line, does not count), and its colour is
    the tone of its middle on the grid's own scale. Against the *ring* of board just inside the lines
-   (:func:`.ring._read_squares_ring`), right where pieces are small. The plate's reading stands, except
+   (:func:`.ring._read_squares_ring`), right where pieces are small; what differs there is a pen's
+   shape only when it is long against the ring's median and against the plane of the light through the
+   ring alike (a gradient across a square is long against one only). The plate's reading stands, except
    where it sees no clear piece and the ring a clean reading (:func:`.squares._combine`); a square they
    disagree on is never read with a confidence above ``squares.DISAGREEMENT_MAX_CONFIDENCE``. A square
    whose corners took its neighbours' levels (a full board of large pieces) is read against the plate
