@@ -35,6 +35,9 @@ RING_PIECE_MIN_FILL: Final = 0.12
 RING_SLOPE_ROUNDS: Final = 2
 #: ...each round's normal equations take this ridge, so that a ring with no pixel kept stays solvable.
 RING_SLOPE_RIDGE: Final = 1e-6
+#: where each entry of a fit's 3x3 normal equations lies among a pixel's six moments (see _ring_slope).
+_NORMAL_AT: Final = np.array([[0, 1, 2], [1, 3, 4], [2, 4, 5]])
+_NORMAL_AT.flags.writeable = False
 #: the plane the nine squares' ring backgrounds are fitted with (see _foreign_ring): 1, column, row.
 BACKGROUND_PLANE: Final = np.stack([np.ones(9), np.arange(9) % 3 - 1.0, np.arange(9) // 3 - 1.0], axis=1)
 BACKGROUND_PLANE.flags.writeable = False
@@ -109,8 +112,8 @@ def _read_squares_ring(
     vary = MAD_TO_SIGMA * median(ring_dev)
     t_grey = np.maximum(params.piece_noise_k * vary, RING_PIECE_MIN_FRAC * contrast)
     off = np.abs(grey - bg_grey[:, None])
-    # The shape of what differs is judged against the plane of the light across the square, not its
-    # ring's median: a 2:1 gradient, a vignette or a plate clipping to one side leave a band of the
+    # The shape of what differs is judged against the plane of the light across the square too, not its
+    # ring's median alone: a 2:1 gradient, a vignette or a plate clipping to one side leave a band of the
     # square beyond the threshold on each side of the median, as long as a pen. (Whether a piece is there
     # stays judged against the median: a faint black piece on a dark plate tilts a plane towards itself.)
     slope = _ring_slope(grey_ring, dx_i[ring_at], dy_i[ring_at], bg_grey, t_grey)
@@ -174,11 +177,10 @@ def _ring_slope(
     # Each pixel's products of the design's terms (1, dx, dy, dx dx, dx dy, dy dy): the normal
     # equations of every square's weighted fit, from one matrix product.
     moments = np.column_stack([design, dx * dx, dx * dy, dy * dy]).astype(np.float64)  # (R, 6)
-    at = np.array([[0, 1, 2], [1, 3, 4], [2, 4, 5]])
     fit = np.column_stack([level, np.zeros((len(level), 2))])
     for _ in range(RING_SLOPE_ROUNDS):
         kept = (np.abs(ring - fit @ design.T) <= threshold[:, None]).astype(np.float64)
-        normal = (kept @ moments)[:, at] + RING_SLOPE_RIDGE * np.eye(3)  # (9, 3, 3)
+        normal = (kept @ moments)[:, _NORMAL_AT] + RING_SLOPE_RIDGE * np.eye(3)  # (9, 3, 3)
         fit = np.linalg.solve(normal, ((kept * ring) @ design)[..., None])[..., 0]
     return fit[:, 1:]
 
