@@ -83,7 +83,8 @@ How it works, in order:
    a light patch too); a square the two readings tell apart is unknown.
 5. **Occlusion.** Grid lines are sampled along their whole length; where they are not seen with the
    contrast the rest of the grid shows for the light there (and no pair of large pieces, nor a piece
-   reaching over the line, explains it: :func:`.occlusion._under_pieces`), something covers them. A
+   reaching over the line, its rim over the chord nearest it, explains it:
+   :func:`.occlusion._under_pieces`, :func:`.occlusion._rim_chords`), something covers them. A
    hand or an arm covers long stretches (the frame is occluded), a finger a stretch a finger wide (the
    squares on both sides are). A finger of the lines' own tone hides their contrast and not their
    grey, and reads as a piece in the square it reaches; where it hides an outer line, its hand shows

@@ -35,6 +35,14 @@ PIECE_OVER_LINE: Final = 0.06
 #: ...when its middle is this far (on the grid's tone scale) from the plate's end of it: a body of the
 #: plate's own tone is as likely the plate (a phantom white piece on a white plate beside a faint line).
 OVER_LINE_TONE: Final = 0.25
+#: how far beyond its measured edge (pitches) a piece reaching over its line may hide the chord of the
+#: line centred on the point nearest it (:func:`_rim_chords`): its rim, contact shadow and blur lie
+#: beyond the edge its body gives. (Clear tuning frames flagged "crossed" alone: such chords 0.04-0.13
+#: beyond. The gantry's head holding a piece over the top outer line, read as the tracker reads it, hides
+#: a chord 0.08-0.125 beyond the held piece, sealed 3/127: at 0.12 still covered. On the tuning sets read
+#: cold, squares right 59,536 -> 59,552, clear frames flagged 209 -> 201, occluded read clear 77 -> 77;
+#: tracked 59,561 -> 59,580, 186 -> 177, 75 -> 75.)
+PIECE_RIM_REACH: Final = 0.12
 #: how far (pitches) either side of where the grid puts a line missed there it is looked for, each line
 #: whole (:func:`_line_contrast`)...
 LINE_SHIFT: Final = 0.05
@@ -230,11 +238,38 @@ def _under_pieces(
     plate = 1.0 if dark_lines else 0.0
     off_plate = piece & np.array([abs(r[3] - plate) >= OVER_LINE_TONE for r in readings])
     over = beyond_edge <= PIECE_OVER_LINE
+    if hidden is not None:
+        over |= _rim_chords(hidden, beyond_edge)
     pairs = (own_ok & piece[o] & reach).all(axis=1) & (alike | unlike)
     over_line = (own_ok & off_plate[o] & over).any(axis=1)
     if hidden is not None:
         over_line = _whole_stretches(hidden, over_line)
     return pairs | over_line
+
+
+def _rim_chords(hidden: np.ndarray, beyond_edge: np.ndarray) -> np.ndarray:
+    """Which line samples (L, 2 sides) lie under the rim of the piece on that side, given the samples
+    ``hidden`` (L,) and how far each lies beyond that piece's measured edge (``beyond_edge``, (L, 2),
+    pitches): the stretch of hidden samples along a square's side that holds the sample nearest the
+    piece's centre, when all of it lies within ``PIECE_RIM_REACH``. A piece reaching over its line hides
+    the chord its disc, rim and shadow cut, centred on the point of the line nearest the piece; a pen or
+    a coin beside the piece crosses the line wherever it lies, and a stretch longer than a rim reaches is
+    something else (an arm, a sheet)."""
+    shape = (GRID_SQUARES + 1, GRID_SQUARES, LINE_SAMPLES, 2)  # see _line_sampling
+    hid = hidden.reshape(shape).transpose(0, 1, 3, 2).reshape(-1, LINE_SAMPLES)
+    out = np.zeros((hid.shape[0], LINE_SAMPLES, 2), bool)
+    beyond = beyond_edge.reshape(*shape, 2).transpose(0, 1, 3, 2, 4).reshape(-1, LINE_SAMPLES, 2)
+    for side in np.flatnonzero(_hidden_runs(hid)):
+        h = hid[side]
+        label = np.cumsum(np.r_[h[0], h[1:] & ~h[:-1]]) * h
+        for piece in range(2):
+            b = beyond[side, :, piece]
+            foot = int(np.argmin(b))
+            chord = (label == label[foot]) & h
+            if h[foot] and (b[chord] <= PIECE_RIM_REACH).all():
+                out[side, chord, piece] = True
+    out = out.reshape(GRID_SQUARES + 1, GRID_SQUARES, 2, LINE_SAMPLES, 2).transpose(0, 1, 3, 2, 4)
+    return out.reshape(-1, 2)
 
 
 @lru_cache(maxsize=1)
