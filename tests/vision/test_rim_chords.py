@@ -1,14 +1,14 @@
 """A large piece reaching over its line hides the chord its rim cuts (``occlusion._rim_chords``).
 
-A piece's measured edge is the outermost ring of ``pieces.RING_STEP`` its body fills half, so a large
-piece pushed towards a line (radius 0.45 of the pitch, 0.1 off its square's centre) hides its line a
-ring and more beyond that edge, where its rim and contact shadow lie. Within ``PIECE_OVER_LINE`` of the
-edge a hidden stretch is explained; beyond it, before, the square was taken as crossed by something
-and the clear frame read occluded ("crossed" alone was the largest cause of clear tuning frames read
-occluded: 53 of 209). Now the stretch of hidden samples that holds the point of the line nearest the
-piece is explained too when all of it lies within ``PIECE_RIM_REACH`` of the edge: the chord a disc
-cuts is centred there. A pen or a coin beside the piece crosses the line wherever it lies, and a
-stretch longer than the rim reaches is something else.
+A large piece pushed towards a line (radius up to 0.45 of the pitch, up to 0.1 off its square's centre)
+hides the line with its body and, beyond the edge its body gives, with its rim, its contact shadow and
+its blur: on the clear tuning frames flagged for it, 0.04-0.13 of a pitch beyond that edge. Within
+``PIECE_OVER_LINE`` of the edge a hidden stretch is explained; beyond it, before, the square was taken
+as crossed by something and the clear frame read occluded ("crossed" alone was the largest cause of
+clear tuning frames read occluded: 53 of 209). Now the stretch of hidden samples that holds the point
+of the line nearest the piece is explained too when all of it lies within ``PIECE_RIM_REACH`` of the
+edge: the chord a disc cuts is centred there. A pen or a coin beside the piece crosses the line
+wherever it lies, and a stretch longer than the rim reaches is something else.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ from services.vision.detector.occlusion import (
 from .tuning_frames import assert_occluded_not_read_clear, read_tuning_frame, tuning_sample
 
 #: the piece of the unit tests: a black piece in the top middle square (1), pushed 0.08 of a pitch
-#: towards the board's top outer line, its measured edge 0.38 from its centre: 0.04 short of the line
-#: at the nearest point, 0.11 at the second samples out, 0.145 at the side's ends.
+#: towards the board's top outer line, its measured edge 0.38 from its centre: the line's samples lie
+#: 0.04 beyond that edge at the point nearest the piece, 0.11 at the second samples from the side's
+#: ends, 0.145 at its ends.
 SQUARE, OFFSET, EDGE = 1, (0.0, -0.08), 0.38
 #: the middle grey of its disc, and the tone of its middle on the grid's scale of dark lines (the line
 #: 0, the plate 1): darker than the line.

@@ -39,7 +39,7 @@ OVER_LINE_TONE: Final = 0.25
 #: line centred on the point nearest it (:func:`_rim_chords`): its rim, contact shadow and blur lie
 #: beyond the edge its body gives. (Clear tuning frames flagged "crossed" alone: such chords 0.04-0.13
 #: beyond. The gantry's head holding a piece over the top outer line, read as the tracker reads it, hides
-#: a chord 0.08-0.125 beyond the held piece, sealed 3/127: at 0.12 still covered. On the tuning sets read
+#: a chord 0.081-0.124 beyond the held piece, sealed 3/127: at 0.12 still covered. On the tuning sets read
 #: cold, squares right 59,536 -> 59,552, clear frames flagged 209 -> 201, occluded read clear 77 -> 77;
 #: tracked 59,561 -> 59,580, 186 -> 177, 75 -> 75.)
 PIECE_RIM_REACH: Final = 0.12
@@ -216,8 +216,9 @@ def _under_pieces(
 
     And where a piece whose middle is clearly off the plate's tone (``OVER_LINE_TONE`` on the grid's
     scale from the plate's end of it, which ``dark_lines``, the grid's polarity, says) reaches over the
-    line with its disc and rim (its edge and ``PIECE_OVER_LINE``), beside anything; given the samples
-    ``hidden`` (L,), only stretches of them mostly within that reach (:func:`_whole_stretches`).
+    line with its disc and rim (its edge and ``PIECE_OVER_LINE``; or ``PIECE_RIM_REACH`` along the hidden
+    stretch that holds the line's point nearest it: :func:`_rim_chords`), beside anything; given the
+    samples ``hidden`` (L,), only stretches of them mostly within that reach (:func:`_whole_stretches`).
 
     Nowhere else: beside a bare square or the board's edge a piece inside its square leaves its line
     seen on that side, and what hides a line there is something else (a finger, a pen lying across the
