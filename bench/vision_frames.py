@@ -7,7 +7,7 @@ each, see ``bench.vision.GENERATORS``). The generator that is still held out (bl
 its report is run once a change is kept (``bench/vision.py``), never to choose one.
 
     .venv/bin/python bench/vision_frames.py record OUT.json [--sets tune,apart] [--frames 300]
-        [--tracked | --still]
+        [--tracked | --still | --jittered]
     .venv/bin/python bench/vision_frames.py summary OUT.json
     .venv/bin/python bench/vision_frames.py compare BEFORE.json AFTER.json
 
@@ -16,7 +16,12 @@ read again by ``track()`` at the pose found, moved as a frame ago (``A_FRAME_AGO
 polarity and width found (a frame the cold search misses keeps its cold reading). ``--still`` reads them as
 the device's pose tracker reads a board standing still: each frame shown ``STILL_FRAMES`` times to a fresh
 :class:`services.vision.tracker.PoseTracker`, its last reading kept (a board the tracker refuses as a jump
-on every frame is one the device waits on for ever: counted as "refused as a jump").
+on every frame is one the device waits on for ever: counted as "refused as a jump"). ``--jittered`` reads
+each frame the cold search finds as ``--tracked`` does, from ``JITTER_PRIORS`` priors instead of one: the
+pose found, shifted and turned at random within ``JITTER_SHIFT_PX`` and ``JITTER_DEGREES`` (seeded by the
+frame), as a tracker's prior lies anywhere near the board from frame to frame; one record per prior, and
+the summary adds the frames read clear (occluded) or passed wrong (clear) from any of them. A rule that
+holds from the one prior of ``--tracked`` may not from the priors beside it.
 
 ``record`` writes one record per frame (generator, seed, index, whether it is occluded, whether a board was
 found, whether the detection is occluded, the board read, the truth as the detection numbers the squares, each
@@ -71,24 +76,45 @@ A_FRAME_AGO = (0.7, -0.5, 0.3)
 #: how many times ``--still`` shows a frame to the pose tracker: a cold search, tracked frames, and a
 #: reading reused once two fresh ones agree.
 STILL_FRAMES = 4
+#: ``--jittered``: priors per frame, each the pose found shifted by up to this many pixels along each
+#: axis and turned by up to this many degrees either way (uniform; a tracker's prior is last frame's pose,
+#: which a board drifting or a hand knocking it moves about so much).
+JITTER_PRIORS = 8
+JITTER_SHIFT_PX = 1.5
+JITTER_DEGREES = 0.5
 #: how a record reads each frame: the cold search, the tracker from a frame ago, the pose tracker on a
-#: still board.
-READINGS = ("cold", "tracked", "still")
+#: still board, the tracker from priors around the pose found.
+READINGS = ("cold", "tracked", "still", "jittered")
 
 Record = dict[str, Any]
 
 
 def a_frame_ago(pose: Any) -> Any:
     """``pose`` (a :class:`messages.BoardPose`) shifted and turned about its centre by ``A_FRAME_AGO``."""
+    return moved(pose, *A_FRAME_AGO)
+
+
+def jittered_priors(pose: Any, generator: str, seed: int, index: int) -> list[Any]:
+    """``JITTER_PRIORS`` priors around ``pose``, each shifted by up to ``JITTER_SHIFT_PX`` along each axis
+    and turned by up to ``JITTER_DEGREES``, drawn from a generator seeded by the frame (the same priors
+    for the same frame, whatever else a record reads)."""
+    key = [seed, index, *generator.encode()]
+    rng = np.random.default_rng(np.random.SeedSequence(key))
+    draws = rng.uniform(-1.0, 1.0, (JITTER_PRIORS, 3)) * [JITTER_SHIFT_PX, JITTER_SHIFT_PX, JITTER_DEGREES]
+    return [moved(pose, float(dx), float(dy), float(degrees)) for dx, dy, degrees in draws]
+
+
+def moved(pose: Any, dx: float, dy: float, degrees: float) -> Any:
+    """``pose`` (a :class:`messages.BoardPose`) shifted by (``dx``, ``dy``) pixels and turned by ``degrees``
+    about its centre: where it stood before the board moved so."""
     from services.vision.detector import homography_of, pose_from_homography
 
-    dx, dy, degrees = A_FRAME_AGO
     a = math.radians(degrees)
     turn = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
     centre = np.array([pose.center_px.x, pose.center_px.y])
-    moved = np.eye(3)  # image -> the image a frame ago
-    moved[:2, :2], moved[:2, 2] = turn, centre + np.array([dx, dy]) - turn @ centre
-    return pose_from_homography(homography_of(pose) @ np.linalg.inv(moved))
+    motion = np.eye(3)  # image -> the image before the motion
+    motion[:2, :2], motion[:2, 2] = turn, centre + np.array([dx, dy]) - turn @ centre
+    return pose_from_homography(homography_of(pose) @ np.linalg.inv(motion))
 
 
 def pitches_off(pose: Any, sample: Any) -> float:
@@ -100,9 +126,9 @@ def pitches_off(pose: Any, sample: Any) -> float:
 
 def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, str]) -> list[Record]:
     """The records of frames ``lo`` to ``hi`` of ``generator`` at ``seed``: ``job`` is (generator, seed,
-    lo, hi[, reading]), ``reading`` one of ``READINGS`` ("cold" when left out). A frame the generator
-    cannot render (it raises ValueError) has none."""
-    from bench.vision import _rotate
+    lo, hi[, reading]), ``reading`` one of ``READINGS`` ("cold" when left out); read ``jittered``, a frame
+    found has one record per prior (its ``prior``: 0, 1, ...). A frame the generator cannot render (it
+    raises ValueError) has none."""
     from services.vision.detector import detect, track
     from services.vision.tracker import PoseTracker
     from tests.vision.tuning_frames import tuning_sample
@@ -124,27 +150,42 @@ def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, str]) ->
                 det = tracker.process(sample.image)
         else:
             det = detect(sample.image)
-        if reading == "tracked" and det.found and det.pose is not None:
+        readings = [det]
+        if reading in ("tracked", "jittered") and det.found and det.pose is not None:
             width = det.extra.get("half_width", 0.0)
-            det = track(sample.image, a_frame_ago(det.pose), polarity=det.polarity, half_width=width)
-        turns = round((det.pose.angle_deg - sample.angle_deg) / 90) if det.pose else 0
-        off = None if det.pose is None else pitches_off(det.pose, sample)
-        out.append(
-            {
-                "generator": generator,
-                "seed": seed,
-                "index": index,
-                "occluded": bool(sample.occluded),
-                "found": bool(det.found),
-                "flagged": bool(det.occluded),
-                "problem": det.problem,
-                "read": det.board,
-                "truth": _rotate(sample.board, turns),
-                "confidence": [round(float(s.confidence), 3) for s in det.squares],
-                "off_pitches": None if off is None else round(float(off), 3),
-            }
-        )
+            priors = (
+                [a_frame_ago(det.pose)]
+                if reading == "tracked"
+                else jittered_priors(det.pose, generator, seed, index)
+            )
+            readings = [track(sample.image, p, polarity=det.polarity, half_width=width) for p in priors]
+        for prior, read in enumerate(readings):
+            record = _record_of(generator, seed, index, sample, read)
+            if reading == "jittered":
+                record["prior"] = prior
+            out.append(record)
     return out
+
+
+def _record_of(generator: str, seed: int, index: int, sample: Any, det: Any) -> Record:
+    """The record of frame ``index`` of ``generator`` at ``seed`` (its ``sample``) read as ``det``."""
+    from bench.vision import _rotate
+
+    turns = round((det.pose.angle_deg - sample.angle_deg) / 90) if det.pose else 0
+    off = None if det.pose is None else pitches_off(det.pose, sample)
+    return {
+        "generator": generator,
+        "seed": seed,
+        "index": index,
+        "occluded": bool(sample.occluded),
+        "found": bool(det.found),
+        "flagged": bool(det.occluded),
+        "problem": det.problem,
+        "read": det.board,
+        "truth": _rotate(sample.board, turns),
+        "confidence": [round(float(s.confidence), 3) for s in det.squares],
+        "off_pitches": None if off is None else round(float(off), 3),
+    }
 
 
 def record(sets: list[str], frames: int, jobs: int, reading: str = "cold") -> list[Record]:
@@ -219,14 +260,33 @@ def summary(records: list[Record]) -> str:
             f" ({c['occluded read clear, right']} of them right);"
             f" wrong {', '.join(f'{k} {n}' for k, n in kinds.most_common())}"
         )
+    if any("prior" in r for r in records):
+        lines.append(_from_any_prior(records))
     return "\n".join(lines)
+
+
+def _from_any_prior(records: list[Record]) -> str:
+    """Of records read from several priors a frame (``--jittered``): the frames passed wrong (clear) and
+    read clear (occluded, and of those read wrong) from at least one of their priors."""
+    frames: dict[tuple[str, int, int], list[Record]] = {}
+    for r in records:
+        frames.setdefault((r["generator"], r["seed"], r["index"]), []).append(r)
+    clear = [rs for rs in frames.values() if not rs[0]["occluded"]]
+    occluded = [rs for rs in frames.values() if rs[0]["occluded"]]
+    passed_wrong = sum(any(_read_clear(r) and r["read"] != r["truth"] for r in rs) for rs in clear)
+    read_clear = sum(any(_read_clear(r) for r in rs) for rs in occluded)
+    read_clear_wrong = sum(any(_read_clear(r) and r["read"] != r["truth"] for r in rs) for rs in occluded)
+    return (
+        f"from any prior: clear frames passed wrong {passed_wrong} of {len(clear)};"
+        f" occluded read clear {read_clear} of {len(occluded)} ({read_clear_wrong} of them wrong)"
+    )
 
 
 def compare(before: list[Record], after: list[Record]) -> str:
     """The frames whose reading (board, flag, found) differs between two records of the same frames."""
 
-    def key(r: Record) -> tuple[str, int, int]:
-        return (r["generator"], r["seed"], r["index"])
+    def key(r: Record) -> tuple[str, int, int, int]:
+        return (r["generator"], r["seed"], r["index"], r.get("prior", 0))
 
     def outcome(r: Record) -> str:
         if r["occluded"]:
@@ -243,8 +303,9 @@ def compare(before: list[Record], after: list[Record]) -> str:
         if a is None or (a["read"], a["flagged"], a["found"]) == (r["read"], r["flagged"], r["found"]):
             continue
         what = "occluded" if r["occluded"] else "clear"
+        prior = f" prior {r['prior']}" if "prior" in r else ""
         lines.append(
-            f"{r['generator']} {r['seed']}/{r['index']} ({what}, truth {r['truth']}):"
+            f"{r['generator']} {r['seed']}/{r['index']}{prior} ({what}, truth {r['truth']}):"
             f" {a['read']} {outcome(a)} -> {r['read']} {outcome(r)}"
         )
     return "\n".join(lines) or "no frame's reading changed"
@@ -263,6 +324,11 @@ def main() -> int:
     how.add_argument(
         "--still", action="store_true", help="read frames as the pose tracker reads a still board"
     )
+    how.add_argument(
+        "--jittered",
+        action="store_true",
+        help=f"read found boards as the tracker does from {JITTER_PRIORS} priors around the pose",
+    )
     summ = sub.add_parser("summary", help="the figures of a record")
     summ.add_argument("records", type=Path)
     cmp = sub.add_parser("compare", help="the frames whose reading changed between two records")
@@ -270,7 +336,7 @@ def main() -> int:
     cmp.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "record":
-        reading = "tracked" if args.tracked else "still" if args.still else "cold"
+        reading = next((r for r in READINGS if getattr(args, r, False)), "cold")
         records = record(args.sets.split(","), args.frames, args.jobs, reading)
         args.out.write_text(json.dumps(records))
         print(summary(records))

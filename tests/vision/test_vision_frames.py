@@ -6,12 +6,16 @@ import pytest
 
 from bench.vision_frames import (
     A_FRAME_AGO,
+    JITTER_DEGREES,
+    JITTER_PRIORS,
+    JITTER_SHIFT_PX,
     OFF_THE_BOARD,
     STILL_FRAMES,
     Record,
     _records,
     a_frame_ago,
     compare,
+    jittered_priors,
     summary,
     tally,
 )
@@ -126,3 +130,48 @@ def test_a_frame_ago_moves_the_pose_by_the_drift_of_a_frame() -> None:
     assert before.center_px.y - pose.center_px.y == pytest.approx(dy, abs=1e-6)
     # (turned clockwise as seen, the image's y axis pointing down: the angle, counter-clockwise, drops)
     assert before.angle_deg - pose.angle_deg == pytest.approx(-degrees, abs=1e-6)
+
+
+def test_jittered_priors_lie_around_the_pose_and_are_the_frames_own() -> None:
+    pose = detect(draw(Scene(center=(320.0, 240.0), angle_deg=10.0), seed=1)).pose
+    assert pose is not None
+    priors = jittered_priors(pose, "flat", 1, 7)
+    assert len(priors) == JITTER_PRIORS
+    assert [p.center_px for p in jittered_priors(pose, "flat", 1, 7)] == [p.center_px for p in priors]
+    assert [p.center_px for p in jittered_priors(pose, "flat", 1, 8)] != [p.center_px for p in priors]
+    for p in priors:
+        assert abs(p.center_px.x - pose.center_px.x) <= JITTER_SHIFT_PX + 1e-6
+        assert abs(p.center_px.y - pose.center_px.y) <= JITTER_SHIFT_PX + 1e-6
+        assert abs(p.angle_deg - pose.angle_deg) <= JITTER_DEGREES + 1e-6
+    # (spread over the box, not bunched: a prior of the eight at least half the box off in x)
+    assert max(abs(p.center_px.x - pose.center_px.x) for p in priors) >= JITTER_SHIFT_PX / 2
+
+
+def test_a_found_board_is_read_from_each_jittered_prior() -> None:
+    records = _records(("flat", 1, 0, 2, "jittered"))
+    assert [r["index"] for r in records] == [0] * JITTER_PRIORS + [1] * JITTER_PRIORS
+    assert [r["prior"] for r in records] == list(range(JITTER_PRIORS)) * 2
+    # (flat's first frames: clear boards, read right from priors a pixel or so off.)
+    assert all(r["found"] and r["read"] == r["truth"] for r in records)
+
+
+def test_the_summary_counts_frames_read_clear_from_any_prior() -> None:
+    def prior(record: Record, index: int, k: int) -> Record:
+        return {**record, "index": index, "prior": k}
+
+    records = [
+        # an occluded frame read clear and wrong from one prior of two, flagged from the other
+        prior(_record("X........", "O........", occluded=True), 0, 0),
+        prior(_record("?........", "O........", occluded=True), 0, 1),
+        # an occluded frame flagged from both
+        prior(_record("?........", ".........", occluded=True, flagged=True), 1, 0),
+        prior(_record(".........", ".........", occluded=True, flagged=True), 1, 1),
+        # a clear frame passed wrong from one prior, right from the other
+        prior(_record("X........", "O........"), 2, 0),
+        prior(_record("O........", "O........"), 2, 1),
+    ]
+    line = summary(records).splitlines()[-1]
+    assert line == (
+        "from any prior: clear frames passed wrong 1 of 1; occluded read clear 1 of 2 (1 of them wrong)"
+    )
+    assert "prior" not in summary([_record("O........", "O........")])
