@@ -23,16 +23,18 @@ frame), as a tracker's prior lies anywhere near the board from frame to frame; o
 the summary adds the frames read clear (occluded) or passed wrong (clear) from any of them. A rule that
 holds from the one prior of ``--tracked`` may not from the priors beside it.
 
-``record`` writes one record per frame (generator, seed, index, whether it is occluded, whether a board was
-found, whether the detection is occluded, the board read, the truth as the detection numbers the squares, each
-square's confidence, the detection's problem, how far the board found lies from the true one in pitches) and
-prints the summary: per generator, the squares of clear frames right, unknown and wrong (and wrong with
-confidence >= 0.9), the clear frames passed wrong (what a stability window would take: found, not occluded,
-no square unknown, not overexposed, and wrong), flagged, overexposed (a square read bare on a clipped plate:
-the device lowers its exposure and waits, ``services.vision.exposure``), without a board, and with a board
-found off the true one (``OFF_THE_BOARD``: another grid, or a window a square off), and the occluded frames
-read as a clear board (and how many of those were read right all the same). ``compare`` lists the frames
-whose reading changed between two records, with the squares right before and after.
+``record`` writes one record per frame (generator, seed, index, whether it is occluded and by what, whether
+a board was found, whether the detection is occluded, the board read, the truth as the detection numbers the
+squares, each square's confidence, the detection's problem, how far the board found lies from the true one in
+pitches) and prints the summary: per generator, the squares of clear frames right, unknown and wrong (and
+wrong with confidence >= 0.9), the clear frames passed wrong (what a stability window would take: found, not
+occluded, no square unknown, not overexposed, and wrong), flagged, overexposed (a square read bare on a
+clipped plate: the device lowers its exposure and waits, ``services.vision.exposure``), without a board, and
+with a board found off the true one (``OFF_THE_BOARD``: another grid, or a window a square off), and the
+occluded frames read as a clear board (and how many of those were read right all the same); and, for all
+generators together, the occluded frames read clear and wrong by what covered them (the record's
+``occluder``: the kind the generator tagged the frame with, :func:`occluder_of`). ``compare`` lists the
+frames whose reading changed between two records, with the squares right before and after.
 """
 
 from __future__ import annotations
@@ -82,6 +84,8 @@ STILL_FRAMES = 4
 JITTER_PRIORS = 8
 JITTER_SHIFT_PX = 1.5
 JITTER_DEGREES = 0.5
+#: the prefixes of the tags the generators name a frame's occluder with ("occ:coin", "occluded:hand").
+OCCLUDER_TAGS = ("occ:", "occluded:")
 #: how a record reads each frame: the cold search, the tracker from a frame ago, the pose tracker on a
 #: still board, the tracker from priors around the pose found.
 READINGS = ("cold", "tracked", "still", "jittered")
@@ -167,6 +171,17 @@ def _records(job: tuple[str, int, int, int] | tuple[str, int, int, int, str]) ->
     return out
 
 
+def occluder_of(sample: Any) -> str:
+    """What covers a tuning frame, as its generator tagged it (``OCCLUDER_TAGS``): "coin", "hand", "pen",
+    "gantry", "held_piece", ...; "" for a clear frame, "untagged" for an occluded one tagged with none.
+    (Flat names its tags ``conditions``, the others ``tags``.)"""
+    if not sample.occluded:
+        return ""
+    tags = getattr(sample, "tags", None) or getattr(sample, "conditions", None) or ()
+    kinds = sorted(t.split(":", 1)[1] for t in tags if t.startswith(OCCLUDER_TAGS))
+    return "+".join(kinds) or "untagged"
+
+
 def _record_of(generator: str, seed: int, index: int, sample: Any, det: Any) -> Record:
     """The record of frame ``index`` of ``generator`` at ``seed`` (its ``sample``) read as ``det``."""
     from bench.vision import _rotate
@@ -178,6 +193,7 @@ def _record_of(generator: str, seed: int, index: int, sample: Any, det: Any) -> 
         "seed": seed,
         "index": index,
         "occluded": bool(sample.occluded),
+        "occluder": occluder_of(sample),
         "found": bool(det.found),
         "flagged": bool(det.occluded),
         "problem": det.problem,
@@ -260,9 +276,31 @@ def summary(records: list[Record]) -> str:
             f" ({c['occluded read clear, right']} of them right);"
             f" wrong {', '.join(f'{k} {n}' for k, n in kinds.most_common())}"
         )
+    lines.append(_read_clear_by_occluder(records))
     if any("prior" in r for r in records):
         lines.append(_from_any_prior(records))
     return "\n".join(lines)
+
+
+def _read_clear_by_occluder(records: list[Record]) -> str:
+    """The occluded frames read clear, by what covered them (most first), and of those read wrong:
+    what a stability window must not pass, by kind. A frame read from several priors (``--jittered``)
+    counts once, read clear (or wrong) from any of them. (Records kept before ``occluder`` was recorded
+    count under "?".)"""
+    frames: dict[tuple[str, int, int], list[Record]] = {}
+    for r in records:
+        if r["occluded"]:
+            frames.setdefault((r["generator"], r["seed"], r["index"]), []).append(r)
+    read_clear: Counter[str] = Counter()
+    wrong: Counter[str] = Counter()
+    for rs in frames.values():
+        taken = [r for r in rs if _read_clear(r)]
+        if taken:
+            kind = rs[0].get("occluder") or "?"
+            read_clear[kind] += 1
+            wrong[kind] += any(r["read"] != r["truth"] for r in taken)
+    kinds = ", ".join(f"{k} {n} ({wrong[k]} wrong)" for k, n in read_clear.most_common())
+    return f"occluded frames read clear, by occluder: {kinds or 'none'}"
 
 
 def _from_any_prior(records: list[Record]) -> str:

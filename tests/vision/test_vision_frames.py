@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from bench.vision_frames import (
@@ -16,6 +18,7 @@ from bench.vision_frames import (
     a_frame_ago,
     compare,
     jittered_priors,
+    occluder_of,
     summary,
     tally,
 )
@@ -175,3 +178,35 @@ def test_the_summary_counts_frames_read_clear_from_any_prior() -> None:
         "from any prior: clear frames passed wrong 1 of 1; occluded read clear 1 of 2 (1 of them wrong)"
     )
     assert "prior" not in summary([_record("O........", "O........")])
+
+
+def test_what_covers_a_frame_is_named_from_its_generators_tags() -> None:
+    """The occluder's kind from the tags each generator uses ("occ:coin", "occluded:pen"; flat names
+    its tags ``conditions``); none for a clear frame, "untagged" for an occluded one without such a tag."""
+    assert occluder_of(SimpleNamespace(occluded=True, tags=frozenset({"occ:coin", "glossy"}))) == "coin"
+    assert occluder_of(SimpleNamespace(occluded=True, conditions=frozenset({"occluded:pen"}))) == "pen"
+    assert occluder_of(SimpleNamespace(occluded=True, tags=frozenset({"occluded", "wb:warm"}))) == "untagged"
+    assert occluder_of(SimpleNamespace(occluded=False, tags=frozenset({"occ:hand"}))) == ""
+    # (flat 3/290: a coin lies in a corner square; flat 1/0 is a clear board)
+    assert [r["occluder"] for r in _records(("flat", 3, 290, 291))] == ["coin"]
+    assert [r["occluder"] for r in _records(("flat", 1, 0, 1))] == [""]
+
+
+def test_the_summary_counts_occluded_frames_read_clear_by_occluder() -> None:
+    """Per kind, the occluded frames read clear and those of them read wrong; a frame read from several
+    priors counts once; frames flagged, or read with a square unknown, are not counted."""
+
+    def covered(read: str, truth: str, kind: str, index: int, **more: object) -> Record:
+        return {**_record(read, truth, occluded=True), "occluder": kind, "index": index, **more}
+
+    records = [
+        covered("O........", ".........", "coin", 0),  # a coin read as a white piece
+        covered("X........", "X........", "coin", 1),  # read clear, but right
+        covered("?........", ".........", "coin", 2),  # a square unknown: not taken
+        covered(".........", ".........", "hand", 3, flagged=True),  # flagged: not taken
+        covered("O........", ".........", "pen", 4, prior=0),  # read clear from two priors:
+        covered(".O.......", ".........", "pen", 4, prior=1),  # one frame
+    ]
+    line = next(s for s in summary(records).splitlines() if s.startswith("occluded frames read clear"))
+    assert line == "occluded frames read clear, by occluder: coin 2 (1 wrong), pen 1 (1 wrong)"
+    assert "by occluder: none" in summary([_record("X........", "X........")])
