@@ -71,17 +71,17 @@ def _net_saying(state: str, margin: float = 20.0) -> dict[str, np.ndarray]:
         "conv3.bias": np.zeros(32, np.float32),
         "fc1.weight": np.zeros((32, 32 * side * side + CONTEXT), np.float32),
         "fc1.bias": np.zeros(32, np.float32),
-        "fc2.weight": np.zeros((3, 32), np.float32),
-        "fc2.bias": np.zeros(3, np.float32),
+        "fc2.weight": np.zeros((len(STATES), 32), np.float32),
+        "fc2.bias": np.zeros(len(STATES), np.float32),
     }
     net["fc2.bias"][STATES.index(state)] = margin
     return net
 
 
-def test_probabilities_are_a_distribution_over_the_three_states() -> None:
+def test_probabilities_are_a_distribution_over_the_states() -> None:
     patches = np.zeros((4, 3, PATCH, PATCH), np.float32)
     probs = probabilities(patches, np.zeros(CONTEXT, np.float32), _net_saying("black", margin=2.0))
-    assert probs.shape == (4, 3)
+    assert probs.shape == (4, len(STATES)) and STATES[-1] == "foreign"
     assert np.allclose(probs.sum(axis=1), 1.0)
     assert (probs.argmax(axis=1) == STATES.index("black")).all()
 
@@ -121,11 +121,31 @@ def test_only_unsure_readings_of_another_state_are_doubted(monkeypatch: pytest.M
     assert out.pose == det.pose
 
 
+def test_a_square_the_networks_see_covered_is_doubted_as_any_other(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "foreign" (a coin, a pen on the square) is a state the rules never read: a piece they read unsure
+    # where the networks are all but sure something else lies is unknown; a sure reading is kept.
+    monkeypatch.setattr(doubt, "_weights", lambda: (_net_saying("foreign"),))
+    det = _detection([("white", 0.8), ("white", 1.0)] + [("empty", 1.0)] * 7)
+    out = doubted(draw(_scene()), det)
+    assert [sq.state for sq in out.squares[:3]] == ["unknown", "white", "empty"]
+    assert out.extra["doubted"] == 1.0
+
+
 def test_networks_that_disagree_doubt_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Each certain, of different states: their average is a half each, under DOUBT_PROBABILITY.
-    monkeypatch.setattr(doubt, "_weights", lambda: (_net_saying("white"), _net_saying("black")))
+    # One reads the squares as the rules do, one does not: their average gives the reading a half,
+    # far above 1 - DOUBT_PROBABILITY.
+    monkeypatch.setattr(doubt, "_weights", lambda: (_net_saying("white"), _net_saying("empty")))
     det = _detection([("empty", 0.75)] * 9)
     assert doubted(draw(_scene()), det) is det
+
+
+def test_networks_sure_it_is_not_the_reading_doubt_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each certain of another state than the rules' (one of a white piece, one that something covers the
+    # square): neither other state reaches DOUBT_PROBABILITY on average, but the reading gets none.
+    monkeypatch.setattr(doubt, "_weights", lambda: (_net_saying("white"), _net_saying("foreign")))
+    det = _detection([("empty", 0.75)] + [("white", 0.75)] + [("empty", 1.0)] * 7)
+    out = doubted(draw(_scene()), det)
+    assert [sq.state for sq in out.squares[:3]] == ["unknown", "white", "empty"]
 
 
 def _kindred_nets(rng: np.random.Generator, count: int) -> tuple[dict[str, np.ndarray], ...]:
@@ -142,26 +162,29 @@ def _kindred_nets(rng: np.random.Generator, count: int) -> tuple[dict[str, np.nd
 
 
 def test_the_ensemble_doubts_what_the_full_average_does() -> None:
-    # The networks run one after another on the squares that can still reach DOUBT_PROBABILITY: the
-    # answer must be the plain average's, square by square.
+    # The networks run one after another on the squares that can still be doubted: the answer must be
+    # the plain average's, square by square.
     rng = np.random.default_rng(7)
     nets = _kindred_nets(rng, 3)
     patches = rng.normal(0.0, 1.0, (400, 3, PATCH, PATCH)).astype(np.float32)
     context = rng.normal(0.0, 1.0, CONTEXT).astype(np.float32)
     read = [int(r) for r in rng.integers(0, len(STATES), len(patches))]
     mean = np.mean([probabilities(patches, context, net) for net in nets], axis=0)
-    mean[np.arange(len(read)), read] = 0.0  # (the rules' own state is never a doubt)
-    expected = {n: int(np.argmax(m)) for n, m in enumerate(mean) if m.max() >= DOUBT_PROBABILITY}
-    best = mean.max(axis=1)
-    near = ((best > DOUBT_PROBABILITY - 0.1) & (best < DOUBT_PROBABILITY)).sum()
+    given = mean[np.arange(len(read)), read]
+    others = mean.copy()
+    others[np.arange(len(read)), read] = -1.0  # (the rules' own state is never the doubt)
+    limit = 1.0 - DOUBT_PROBABILITY
+    expected = {n: int(np.argmax(others[n])) for n in range(len(read)) if given[n] <= limit}
+    near = ((given > limit) & (given < limit + 0.1)).sum()
     assert len(expected) > 10 and near > 10  # (doubts and near misses both: the test means something)
     assert ensemble_doubts(patches, context, read, nets) == expected
 
 
 def test_a_network_not_sure_enough_doubts_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Two logits apart: p = e^2 / (e^2 + 2), about 0.79, under DOUBT_PROBABILITY.
-    assert DOUBT_PROBABILITY > 0.8
-    monkeypatch.setattr(doubt, "_weights", lambda: (_net_saying("white", margin=2.0),))
+    # One and a half logits apart: the reading (black) gets 1 / (e^1.5 + 3), about 0.13, more than
+    # 1 - DOUBT_PROBABILITY.
+    assert DOUBT_PROBABILITY > 0.87
+    monkeypatch.setattr(doubt, "_weights", lambda: (_net_saying("white", margin=1.5),))
     det = _detection([("black", 0.75)] + [("empty", 0.85)] * 8)
     assert doubted(draw(_scene()), det) is det
 

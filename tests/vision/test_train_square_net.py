@@ -4,9 +4,10 @@ held-out generators. (Training itself needs torch, which the project does not.)"
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
-from bench.train_square_net import SOURCES, _squares_of, report_held_out
+from bench.train_square_net import COVERED_MIDDLE, SOURCES, _squares_of, covered_squares, report_held_out
 from services.vision.detector import detect, doubt
 from services.vision.detector.doubt import CONTEXT, PATCH
 
@@ -51,3 +52,21 @@ def test_the_held_out_report_counts_squares_and_frames(capsys: object) -> None:
     assert "the rules right 3, unknown 0, wrong 1" in out
     assert "p >= 0.99: squares doubted: wrong 1 of 1, right 1 of 3; frames taken: wrong doubted 1 of 1" in out
     assert "right doubted 1 of 1" in out
+
+
+def test_a_square_is_covered_where_the_occluders_mask_fills_its_middle() -> None:
+    """A board of 50-pixel squares from (0, 0): a coin's disc on the middle square covers most of its
+    middle and reaches no other square; a pen along the first inner line reaches the squares on both
+    sides and covers neither middle (training leaves such squares out)."""
+    h = np.diag([1 / 50, 1 / 50, 1.0])  # image pixels to the board's squares
+    coin = np.zeros((150, 150), np.uint8)
+    cv2.circle(coin, (75, 75), 12, 255, -1)
+    middle, reached = covered_squares(coin, h)
+    assert middle[4] > 0.5 and COVERED_MIDDLE > (12 / 50)
+    assert reached.tolist() == [n == 4 for n in range(9)]
+    assert (middle[np.arange(9) != 4] == 0).all()
+    pen = np.zeros((150, 150), np.uint8)
+    pen[:, 44:57] = 255
+    middle, reached = covered_squares(pen, h)
+    assert (middle == 0).all()
+    assert reached.tolist() == [col in (0, 1) for row in range(3) for col in range(3)]
