@@ -174,6 +174,7 @@ def _covered_job(seed: int) -> list[tuple[np.ndarray, np.ndarray, int, tuple[int
 
     cv2.setNumThreads(1)
     foreign = STATES.index("foreign")
+    states = {".": 0, "X": 1, "O": 2}
     out = []
     for index, family in enumerate(set_families(COVERED_FRAMES, seed)):
         if not (family or "").startswith("occluded:"):
@@ -186,7 +187,6 @@ def _covered_job(seed: int) -> list[tuple[np.ndarray, np.ndarray, int, tuple[int
         patches, context = square_patches(sample.image, h)
         middle, reached = covered_squares(info.occluder_mask, h)
         truth = _rotate(sample.board, round((det.pose.angle_deg - sample.angle_deg) / 90))
-        states = {".": 0, "X": 1, "O": 2}
         for n, square in enumerate(det.squares):
             if middle[n] >= COVERED_SHARE:
                 label = foreign
@@ -265,7 +265,8 @@ def _squares_of(
 
 
 def cut_squares(path: Path, jobs: int) -> None:
-    """Every square of the tuning sets' clear frames and of the renderer's sweeps, to ``path`` (npz)."""
+    """Every square of the tuning sets' clear frames, of the renderers' and of flat's occluded frames at
+    ``COVERED_SEEDS`` (:func:`_covered_job`), to ``path`` (npz)."""
     from multiprocessing import Pool
 
     from bench.vision_frames import JOB_FRAMES, SETS

@@ -28,9 +28,9 @@ squares, and read by the detector: on the tuning sets read cold, the occluded fr
 board went from 77 to 63 (33 to 28 of them wrong), the clear frames read whole but wrong from 24 to
 17, the squares read right from 59,552 to 59,544; on the held-out set (tests/vision/blind), from 9 to 8
 (6 wrong, both), from 20 to 18, and from 6,582 to 6,565 (the price: right readings doubted, which the
-device waits out). One network alone (at 0.99, where one is as sure as it usefully gets) doubted 58 to 70
-of the wrong frames and 30 to 70 of the right ones, depending on its seed: three average out what one
-seed learns by chance.
+device waits out). With three states, one network alone (at 0.99, where one is as sure as it usefully
+gets) doubted 58 to 70 of the wrong frames and 30 to 70 of the right ones, depending on its seed: three
+average out what one seed learns by chance.
 
 Each network (:data:`WEIGHTS`, numpy arrays: no learning library is needed to run it) sees each square
 as ``PATCH`` pixels square, the square and a strip of its lines, in a top view of ``VIEW_PX`` pixels a
@@ -240,9 +240,9 @@ def ensemble_doubts(
 def doubted(image: np.ndarray, det: Detection) -> Detection:
     """``det`` with every square the rules read with less than ``SURE_READING`` confidence that the
     networks (averaged) are all but certain holds something else (:func:`ensemble_doubts`) made unknown
-    (confidence 0), the
-    detection's ``problem`` "low-confidence" when it had none, and ``extra["doubted"]`` the number of
-    such squares. ``det`` itself when there is nothing to doubt, no board, or no network."""
+    (confidence 0), the detection's ``problem`` "low-confidence" when it had none, and
+    ``extra["doubted"]`` the number of such squares. ``det`` itself when there is nothing to doubt, no
+    board, or no network."""
     if not det.found or det.pose is None or len(det.squares) != GRID_SQUARES * GRID_SQUARES:
         return det
     unsure = [n for n, sq in enumerate(det.squares) if sq.state in STATES and sq.confidence < SURE_READING]
