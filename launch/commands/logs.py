@@ -15,6 +15,7 @@ import sys
 import time
 
 from launch.logview import Follower, LogFilter, LogViewError, discover, parse_since, read_all, write_lines
+from launch.stack import stop_on_signals
 from services.common import config as config_module
 from services.common.shell import load_config
 
@@ -75,9 +76,12 @@ def run(args: argparse.Namespace) -> int:
         write_lines(lines, sys.stdout, json_out=args.json, width=width, colour=colour)
         if follower is None:
             return 0
-        while True:
-            time.sleep(POLL_S)
-            write_lines(follower.poll(), sys.stdout, json_out=args.json, width=width, colour=colour)
+        # Ctrl-C, SIGTERM or SIGHUP end the follow whoever started it: a script's background job
+        # (`sanzi logs -f &`) inherits SIGINT ignored, and would otherwise follow for ever.
+        with stop_on_signals():
+            while True:
+                time.sleep(POLL_S)
+                write_lines(follower.poll(), sys.stdout, json_out=args.json, width=width, colour=colour)
     except KeyboardInterrupt:
         return 0
     except BrokenPipeError:  # `sanzi logs | head`

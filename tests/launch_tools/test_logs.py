@@ -217,7 +217,18 @@ def test_logs_command(logdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "no log files" in capsys.readouterr().err
 
 
-def test_logs_follow_command(tmp_path: Path) -> None:
+def _ignoring_sigint() -> None:
+    # (as a shell without job control starts a background command: `sanzi logs -f &` in a script)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize(
+    ("stop", "started_ignoring_sigint"),
+    [(signal.SIGINT, False), (signal.SIGINT, True), (signal.SIGTERM, False)],
+)
+def test_logs_follow_command(tmp_path: Path, stop: signal.Signals, started_ignoring_sigint: bool) -> None:
+    """``logs -f`` prints the lines there and those written later, and ends with 0 on Ctrl-C or
+    SIGTERM, also when it was started with SIGINT ignored (it followed for ever so, once)."""
     folder = tmp_path / "logs"
     folder.mkdir()
     write(folder / "referee.log", jline("referee", 1, "before"))
@@ -226,6 +237,7 @@ def test_logs_follow_command(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=_ignoring_sigint if started_ignoring_sigint else None,
     )
     assert proc.stdout is not None
     reader = io.TextIOWrapper(proc.stdout)
@@ -244,10 +256,15 @@ def test_logs_follow_command(tmp_path: Path) -> None:
         write(folder / "vision.log", jline("vision", 2, "later"))
         read_until("later")
     finally:
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=10)
-        reader.close()
-        if proc.stderr is not None:
-            proc.stderr.close()
+        proc.send_signal(stop)
+        try:
+            code = proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:  # (never left behind, whatever the test found)
+                proc.kill()
+                proc.wait()
+            reader.close()
+            if proc.stderr is not None:
+                proc.stderr.close()
     assert code == 0
     assert [json.loads(s)["event"] for s in seen] == ["before", "later"]
